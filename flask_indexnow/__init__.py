@@ -1,0 +1,21 @@
+"""Flask-IndexNow: tell search engines which pages changed, through IndexNow."""
+
+from __future__ import annotations
+
+from . import signals
+from .errors import ConfigurationError, IndexNowError, InvalidURLError
+from .extension import IndexNow, IndexNowWarning
+from .queue import EnqueueResult
+from .worker import PassResult
+
+__all__ = [
+    "ConfigurationError",
+    "EnqueueResult",
+    "IndexNow",
+    "IndexNowError",
+    "IndexNowWarning",
+    "InvalidURLError",
+    "PassResult",
+    "signals",
+]
+__version__ = "0.1.0.dev0"

@@ -1,0 +1,100 @@
+"""Configuration checks shown on the status page and by ``flask indexnow status``.
+
+Each check answers one question a site owner asks when deliveries stop, and
+carries a plain-language fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .config import key_problem
+from .endpoint import endpoint_problem
+from .keyfile import serves_key_file
+from .state import IndexNowState
+
+_LOCK_FIT = {"RedisCache", "RedisSentinelCache", "RedisClusterCache", "MemcachedCache", "SASLMemcachedCache",
+             "SpreadSASLMemcachedCache", "UWSGICache"}
+_ONE_PROCESS = {"SimpleCache", "FileSystemCache"}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    message: str
+    fix: str | None = None
+    #: "error" stops delivery; "warning" weakens a promise.
+    level: str = "error"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cache_backend_name(state: IndexNowState) -> str:
+    from flask import current_app
+
+    backend = current_app.extensions.get("cache", {}).get(state.cache)
+    return type(backend).__name__ if backend is not None else "unknown"
+
+
+def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) -> list[Check]:
+    settings = state.settings
+    checks: list[Check] = []
+    problem = key_problem(settings.key)
+    if settings.keys and settings.key is None:
+        problem = None
+    checks.append(Check(
+        "key", problem is None,
+        "The IndexNow key is valid." if problem is None else problem,
+        None if problem is None else "Run `flask indexnow key generate` and set INDEXNOW_KEY to the key it prints.",
+    ))
+    if serves_key_file(state):
+        served = problem is None
+        checks.append(Check(
+            "key_file", served,
+            "The key file is served at /{key}.txt by this app." if served else "No key file can be served without a valid key.",
+            None if served else "Set a valid INDEXNOW_KEY; the extension then serves /<key>.txt itself.",
+        ))
+    else:
+        checks.append(Check(
+            "key_file", True,
+            f"The key file is expected at {settings.key_location} (served outside this app).",
+            None, "warning",
+        ))
+    problem = endpoint_problem(settings)
+    checks.append(Check(
+        "endpoint", problem is None,
+        f"Submissions go to {settings.endpoint}." if problem is None else problem,
+        None if problem is None else "Set INDEXNOW_ENDPOINT to https://api.indexnow.org/indexnow or an engine's endpoint.",
+    ))
+    backend = cache_backend_name(state)
+    if backend in _LOCK_FIT:
+        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.", level="warning"))
+    elif backend in _ONE_PROCESS:
+        checks.append(Check(
+            "cache", True,
+            f"{backend} is fine for one process; several processes each tick on their own.",
+            "For several processes or machines, use CACHE_TYPE='RedisCache'.", "warning",
+        ))
+    else:
+        checks.append(Check(
+            "cache", False, f"{backend} cannot hold the tick lock or the next-due time.",
+            "Use CACHE_TYPE='RedisCache' (or SimpleCache on a single process).", "warning",
+        ))
+    if scheduler_active is not None:
+        checks.append(Check(
+            "scheduler", scheduler_active,
+            "A worker (`flask indexnow work`) has run recently." if scheduler_active
+            else "No `flask indexnow work` process has been seen recently; schedules only run from one.",
+            None if scheduler_active else "Run `flask indexnow work` under a process supervisor (see the README).",
+            "warning",
+        ))
+    if settings.dry_run:
+        checks.append(Check("dry_run", False, "INDEXNOW_DRY_RUN is on: nothing is sent.",
+                            "Set INDEXNOW_DRY_RUN = False in production.", "warning"))
+    if not settings.enabled:
+        checks.append(Check("enabled", False, "INDEXNOW_ENABLED is False: events are ignored and nothing is sent.",
+                            "Set INDEXNOW_ENABLED = True.", "error"))
+    return checks

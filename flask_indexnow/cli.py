@@ -1,0 +1,151 @@
+"""``flask indexnow …``: thin commands over the library functions (SPEC §7).
+
+A user's mistake (a bad URL, a bad option, missing tables) prints one clear
+line and exits 1; no traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import secrets
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+import sqlalchemy as sa
+from flask.cli import AppGroup
+
+from . import queue as queue_module
+from .errors import IndexNowError, InvalidURLError
+from .state import get_state
+from .stats import collect_status
+from .urls import check_url
+from .worker import process_queue
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+indexnow_group = AppGroup("indexnow", help="Flask-IndexNow: queue, deliver and inspect IndexNow submissions.")
+
+
+def friendly_errors(fn: F) -> F:
+    """Turn expected failures into one line and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except click.ClickException:
+            raise
+        except (IndexNowError, ValueError, RuntimeError) as exc:
+            raise click.ClickException(str(exc)) from None
+        except sa.exc.SQLAlchemyError as exc:
+            detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise click.ClickException(
+                f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def generate_key() -> str:
+    """A fresh IndexNow key: 32 hex characters (128 bits)."""
+    return secrets.token_hex(16)
+
+
+def create_tables() -> list[str]:
+    """Create the extension's tables that do not exist yet; return their names."""
+    state = get_state()
+    engine = state.engine()
+    existing = set(sa.inspect(engine).get_table_names())
+    tables = state.models.tables
+    state.db.metadata.create_all(bind=engine, tables=tables)
+    return [t.name for t in tables if t.name not in existing]
+
+
+@indexnow_group.command("process")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Rows to claim (default INDEXNOW_BATCH_SIZE).")
+@friendly_errors
+def process_command(limit: int | None) -> None:
+    """Run one full worker pass now."""
+    result = process_queue(get_state(), limit)
+    if result.skipped_reason:
+        raise click.ClickException(f"nothing sent: {result.skipped_reason}")
+    click.echo(str(result))
+
+
+@indexnow_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@friendly_errors
+def status_command(as_json: bool) -> None:
+    """Show queue counts, recent deliveries and configuration checks."""
+    data = collect_status(get_state())
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    q = data["queue"]
+    click.echo(
+        f"Queue: {q['pending']} pending ({q['due_now']} due now, {q['waiting']} waiting), "
+        f"{q['processing']} processing, {q['failed']} failed"
+    )
+    if q["oldest_due_age_seconds"] is not None:
+        click.echo(f"Oldest due row waits for {q['oldest_due_age_seconds']:.0f}s")
+    h = data["history_24h"]
+    click.echo(
+        f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
+        + (f", {h['dry_run']} dry run" if h["dry_run"] else "")
+    )
+    for check in data["checks"]:
+        mark = "ok " if check["ok"] else ("ERR" if check["level"] == "error" else "!! ")
+        click.echo(f"[{mark}] {check['message']}" + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
+
+
+@indexnow_group.command("enqueue")
+@click.argument("urls", nargs=-1, required=True)
+@click.option("--delete", is_flag=True, help="Queue 'delete' instead of 'update'.")
+@click.option("--at", "available_at", type=click.DateTime(), default=None,
+              help="Wait until this UTC time (updates only).")
+@friendly_errors
+def enqueue_command(urls: tuple[str, ...], delete: bool, available_at: datetime | None) -> None:
+    """Queue URLs by hand. All are checked first: one bad URL queues none."""
+    state = get_state()
+    for url in urls:
+        try:
+            check_url(url, state.settings.allowed_hosts)
+        except InvalidURLError as exc:
+            raise click.ClickException(f"{url}: {exc}") from None
+    if not state.settings.enabled:
+        raise click.ClickException("INDEXNOW_ENABLED is False: nothing queued")
+    result = queue_module.enqueue_many(state, urls, "delete" if delete else "update", available_at)
+    click.echo(f"Queued {result.queued} URL(s) for {'delete' if delete else 'update'}"
+               + (f"; {result.unchanged} unchanged" if result.unchanged else ""))
+
+
+@indexnow_group.command("retry-failed")
+@friendly_errors
+def retry_failed_command() -> None:
+    """Put every failed row back to pending."""
+    count = queue_module.retry_failed(get_state())
+    click.echo(f"{count} failed row(s) back to pending")
+
+
+@indexnow_group.command("init-db")
+@friendly_errors
+def init_db_command() -> None:
+    """Create the extension's tables (only those missing)."""
+    created = create_tables()
+    click.echo(f"Created {', '.join(created)}" if created else "All tables already exist")
+
+
+@indexnow_group.group("key")
+def key_group() -> None:
+    """The IndexNow key."""
+
+
+@key_group.command("generate")
+def key_generate_command() -> None:
+    """Print a new random key to put in INDEXNOW_KEY."""
+    key = generate_key()
+    click.echo(key)
+    click.echo(f"# Set INDEXNOW_KEY = {key!r}; the extension then serves /{key}.txt.", err=True)

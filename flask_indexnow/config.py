@@ -1,0 +1,224 @@
+"""Every ``INDEXNOW_*`` setting: its default, its meaning and its check.
+
+All key names live here, documented once. :func:`load_settings` applies the
+defaults with ``app.config.setdefault``, validates each value and returns a
+typed, read-only :class:`Settings` snapshot that the rest of the extension uses.
+A bad value fails at ``init_app`` with a :class:`ConfigurationError` naming the
+key; only the key and the endpoint are checked softly, because a site must keep
+queueing while its owner fixes them (SPEC §2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigurationError
+
+DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
+
+#: key → (default, meaning). The README's configuration table mirrors this.
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "INDEXNOW_ENABLED": (True, "master switch; False: events are ignored, nothing is sent"),
+    "INDEXNOW_KEY": (None, "the IndexNow key: 8-128 characters of a-z A-Z 0-9 -"),
+    "INDEXNOW_KEY_LOCATION": (None, "URL of the key file, may hold {host} and {key}; None: https://{host}/{key}.txt, served by the extension"),
+    "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
+    "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
+    "INDEXNOW_ALLOW_PRIVATE_ENDPOINT": (False, "lets the endpoint be http:// or a loopback/private host (tests, local sandboxes)"),
+    "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued; None: any public host, or SERVER_NAME's host when that is set"),
+    "INDEXNOW_QUEUE_ENABLED": (True, "the after-request tick; False: delivery only by the worker, scheduler or status page"),
+    "INDEXNOW_BATCH_SIZE": (100, "rows one worker pass claims"),
+    "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried"),
+    "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed"),
+    "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending"),
+    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds"),
+    "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
+    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most"),
+    "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says"),
+    "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
+    "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule"),
+    "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
+    "INDEXNOW_RESUBMIT_INTERVAL": (0, "seconds: an update for a URL delivered less than this long ago waits"),
+    "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
+    "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
+    "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
+    "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
+}
+
+_KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated settings of one app, read once at ``init_app``."""
+
+    enabled: bool
+    key: str | None
+    key_location: str | None
+    keys: Mapping[str, str]
+    endpoint: str
+    allow_private_endpoint: bool
+    allowed_hosts: frozenset[str] | None
+    queue_enabled: bool
+    batch_size: int
+    retry_delay: float
+    max_attempts: int
+    stale_after: float
+    timeout: float
+    table_prefix: str
+    tick_lock_ttl: int
+    tick_batch_max: int
+    status_url_prefix: str | None
+    history_retention_days: int | None
+    dry_run: bool
+    resubmit_interval: float
+    scheduler_enabled: bool
+    job_max_attempts: int
+    job_retry_delay: float
+    cache_config: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigurationError(f"{key} must be True or False, got {value!r}")
+
+
+def _number(key: str, value: Any, *, minimum: float, integer: bool, exclusive: bool = False) -> Any:
+    if isinstance(value, str):
+        try:
+            value = int(value) if integer else float(value)
+        except ValueError:
+            raise ConfigurationError(f"{key} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigurationError(f"{key} must be a number, got {value!r}")
+    if integer and not float(value).is_integer():
+        raise ConfigurationError(f"{key} must be a whole number, got {value!r}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ConfigurationError(f"{key} must be a finite number, got {value!r}")
+    if value < minimum or (exclusive and value == minimum):
+        relation = "greater than" if exclusive else "at least"
+        raise ConfigurationError(f"{key} must be {relation} {minimum:g}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def _optional_str(key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(f"{key} must be a string or None, got {value!r}")
+    return value.strip() or None
+
+
+def key_problem(key: Any) -> str | None:
+    """Why ``key`` cannot be used as an IndexNow key, or None when it can."""
+    if key is None or key == "":
+        return "INDEXNOW_KEY is not set (run `flask indexnow key generate`)"
+    if not isinstance(key, str) or not _KEY_RE.match(key):
+        return "INDEXNOW_KEY must be 8-128 characters of a-z, A-Z, 0-9 and '-'"
+    return None
+
+
+def _hosts(key: str, value: Any) -> frozenset[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    try:
+        hosts = [str(h).strip().lower().rstrip(".") for h in value]
+    except TypeError:
+        raise ConfigurationError(f"{key} must be a list of host names or None, got {value!r}") from None
+    if not all(hosts):
+        raise ConfigurationError(f"{key} holds an empty host name")
+    return frozenset(hosts)
+
+
+def _keys(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"INDEXNOW_KEYS must be a mapping of host to key, got {value!r}")
+    keys: dict[str, str] = {}
+    for host, key in value.items():
+        problem = key_problem(key)
+        if not isinstance(host, str) or not host.strip():
+            raise ConfigurationError(f"INDEXNOW_KEYS has a host that is not a name: {host!r}")
+        if problem:
+            raise ConfigurationError(f"INDEXNOW_KEYS[{host!r}]: " + problem.replace("INDEXNOW_KEY ", "the key ", 1))
+        keys[host.strip().lower().rstrip(".")] = key
+    return keys
+
+
+def _server_name_host(server_name: Any) -> frozenset[str] | None:
+    if not isinstance(server_name, str) or not server_name:
+        return None
+    return frozenset({server_name.split(":", 1)[0].lower().rstrip(".")})
+
+
+def load_settings(config: dict[str, Any]) -> Settings:
+    """Fill in defaults, validate every key and return the app's :class:`Settings`."""
+    for name, (default, _meaning) in DEFAULTS.items():
+        config.setdefault(name, dict(default) if isinstance(default, dict) else default)
+
+    def num(name: str, minimum: float, integer: bool = True, exclusive: bool = False) -> Any:
+        return _number(name, config[name], minimum=minimum, integer=integer, exclusive=exclusive)
+
+    prefix = config["INDEXNOW_TABLE_PREFIX"] or ""
+    if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+        raise ConfigurationError(
+            f"INDEXNOW_TABLE_PREFIX must be up to 40 characters of letters, digits and '_', got {prefix!r}"
+        )
+    status_prefix = _optional_str("INDEXNOW_STATUS_URL_PREFIX", config["INDEXNOW_STATUS_URL_PREFIX"])
+    if status_prefix is not None:
+        if not status_prefix.startswith("/"):
+            raise ConfigurationError(f"INDEXNOW_STATUS_URL_PREFIX must start with '/', got {status_prefix!r}")
+        status_prefix = status_prefix.rstrip("/") or "/"
+    retention = config["INDEXNOW_HISTORY_RETENTION_DAYS"]
+    key_location = _optional_str("INDEXNOW_KEY_LOCATION", config["INDEXNOW_KEY_LOCATION"])
+    if key_location is not None and not key_location.startswith(("http://", "https://")):
+        raise ConfigurationError(f"INDEXNOW_KEY_LOCATION must be an absolute http(s) URL, got {key_location!r}")
+    endpoint = config["INDEXNOW_ENDPOINT"]
+    allowed = _hosts("INDEXNOW_ALLOWED_HOSTS", config["INDEXNOW_ALLOWED_HOSTS"])
+    if allowed is None:
+        allowed = _server_name_host(config.get("SERVER_NAME"))
+    cache_config = {
+        "CACHE_" + name[len("INDEXNOW_CACHE_"):]: value
+        for name, value in config.items()
+        if name.startswith("INDEXNOW_CACHE_")
+    }
+    return Settings(
+        enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
+        key=config["INDEXNOW_KEY"] if isinstance(config["INDEXNOW_KEY"], str) else None,
+        key_location=key_location,
+        keys=_keys(config["INDEXNOW_KEYS"] or {}),
+        endpoint=endpoint if isinstance(endpoint, str) else "",
+        allow_private_endpoint=_bool("INDEXNOW_ALLOW_PRIVATE_ENDPOINT", config["INDEXNOW_ALLOW_PRIVATE_ENDPOINT"]),
+        allowed_hosts=allowed,
+        queue_enabled=_bool("INDEXNOW_QUEUE_ENABLED", config["INDEXNOW_QUEUE_ENABLED"]),
+        batch_size=num("INDEXNOW_BATCH_SIZE", 1),
+        retry_delay=num("INDEXNOW_RETRY_DELAY", 0, integer=False),
+        max_attempts=num("INDEXNOW_MAX_ATTEMPTS", 1),
+        stale_after=num("INDEXNOW_STALE_AFTER", 0, integer=False, exclusive=True),
+        timeout=num("INDEXNOW_TIMEOUT", 0, integer=False, exclusive=True),
+        table_prefix=prefix,
+        tick_lock_ttl=num("INDEXNOW_TICK_LOCK_TTL", 1),
+        tick_batch_max=num("INDEXNOW_TICK_BATCH_MAX", 1),
+        status_url_prefix=status_prefix,
+        history_retention_days=None if retention is None else _number(
+            "INDEXNOW_HISTORY_RETENTION_DAYS", retention, minimum=1, integer=True
+        ),
+        dry_run=_bool("INDEXNOW_DRY_RUN", config["INDEXNOW_DRY_RUN"]),
+        resubmit_interval=num("INDEXNOW_RESUBMIT_INTERVAL", 0, integer=False),
+        scheduler_enabled=_bool("INDEXNOW_SCHEDULER_ENABLED", config["INDEXNOW_SCHEDULER_ENABLED"]),
+        job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
+        job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
+        cache_config=cache_config,
+    )
+

@@ -1,0 +1,167 @@
+"""Talking to the IndexNow endpoint: checks, the POST, and what an answer means (SPEC §4)."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import requests
+
+from . import clock
+from .config import Settings, key_problem
+from .errors import InvalidURLError
+from .urls import check_host
+
+#: The protocol's limit of URLs in one request.
+MAX_URLS_PER_REQUEST = 10_000
+#: Retry-After values beyond this are treated as this (a day), so a bad header
+#: cannot park a row for years.
+MAX_RETRY_AFTER = 86_400
+_ERROR_TEXT_MAX = 500
+
+
+def endpoint_problem(settings: Settings) -> str | None:
+    """Why the configured endpoint may not be used, or None when it may."""
+    endpoint = settings.endpoint
+    if not endpoint:
+        return "INDEXNOW_ENDPOINT is not set"
+    try:
+        parts = urlsplit(endpoint)
+        parts.port
+    except ValueError:
+        return f"INDEXNOW_ENDPOINT {endpoint!r} is not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"INDEXNOW_ENDPOINT {endpoint!r} is not an absolute http(s) URL"
+    if parts.username or parts.password:
+        return "INDEXNOW_ENDPOINT must not carry a user name or password"
+    if settings.allow_private_endpoint:
+        return None
+    if parts.scheme != "https":
+        return "INDEXNOW_ENDPOINT must use https (set INDEXNOW_ALLOW_PRIVATE_ENDPOINT for a local sandbox)"
+    try:
+        check_host(f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname)
+    except InvalidURLError as exc:
+        return f"INDEXNOW_ENDPOINT is not a public host ({exc}); set INDEXNOW_ALLOW_PRIVATE_ENDPOINT for a local sandbox"
+    return None
+
+
+def sending_problem(settings: Settings) -> str | None:
+    """Why a worker pass must not send anything, or None."""
+    if not settings.enabled:
+        return "INDEXNOW_ENABLED is False"
+    if settings.keys and settings.key is None:
+        problem = None  # every host may have its own key; hosts without one are refused per batch
+    else:
+        problem = key_problem(settings.key)
+    return problem or endpoint_problem(settings)
+
+
+def key_for(settings: Settings, host: str) -> str | None:
+    """The key a batch for ``host`` carries: INDEXNOW_KEYS first, then INDEXNOW_KEY."""
+    return settings.keys.get(host) or settings.key
+
+
+def key_location(settings: Settings, host: str, key: str) -> str:
+    template = settings.key_location or "https://{host}/{key}.txt"
+    return template.replace("{host}", host).replace("{key}", key)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one POST came back with, already judged."""
+
+    outcome: str  # "success" | "retry" | "failed"
+    http_status: int | None
+    error: str | None
+    retry_after: float | None
+    duration: float
+
+
+def classify(status: int) -> str:
+    """SPEC §4: 2xx success; 429 and 5xx temporary; every other answer permanent."""
+    if 200 <= status < 300:
+        return "success"
+    if status == 429 or 500 <= status < 600:
+        return "retry"
+    return "failed"
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds from a Retry-After header given as seconds or an HTTP date.
+
+    Unreadable values give None (the configured retry delay applies); values
+    are capped at :data:`MAX_RETRY_AFTER`.
+    """
+    if not value:
+        return None
+    value = value.strip()
+    seconds: float | None
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = (clock.as_utc(when) - (now or clock.utcnow())).total_seconds()
+    return max(0.0, min(seconds, MAX_RETRY_AFTER))
+
+
+def post_batch(http: requests.Session, settings: Settings, host: str, key: str, urls: list[str]) -> Answer:
+    """POST one batch; never raises for what the network or the endpoint does."""
+    body = {"host": host, "key": key, "keyLocation": key_location(settings, host, key), "urlList": urls}
+    started = time.perf_counter()
+    try:
+        response = http.post(
+            settings.endpoint,
+            json=body,
+            timeout=settings.timeout,
+            allow_redirects=False,
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        )
+    except requests.Timeout:
+        return Answer("retry", None, f"timeout after {settings.timeout:g}s", None, time.perf_counter() - started)
+    except requests.RequestException as exc:
+        return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
+                      time.perf_counter() - started)
+    duration = time.perf_counter() - started
+    status = response.status_code
+    outcome = classify(status)
+    retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
+    error = None
+    if outcome != "success":
+        error = _short(f"HTTP {status}: {_body_excerpt(response)}")
+        if 300 <= status < 400:
+            error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
+    return Answer(outcome, status, error, retry_after, duration)
+
+
+def _body_excerpt(response: requests.Response) -> str:
+    try:
+        text = response.content[:300].decode("utf-8", "replace")
+    except requests.RequestException:
+        return "(unreadable body)"
+    return " ".join(text.split()) or response.reason or ""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _ERROR_TEXT_MAX else text[: _ERROR_TEXT_MAX - 1] + "…"
+
+
+def retry_at(settings: Settings, answer: Answer, now: datetime) -> datetime:
+    delay = settings.retry_delay
+    if answer.retry_after is not None and answer.retry_after > delay:
+        delay = answer.retry_after
+    return now + timedelta(seconds=delay)
+
+
+def new_http_session() -> requests.Session:
+    session = requests.Session()
+    session.headers["User-Agent"] = "flask-indexnow"
+    return session
+

@@ -1,0 +1,46 @@
+"""The key file search engines fetch to verify a submission: ``GET /{key}.txt`` (SPEC §8, §11)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, abort, request
+
+from .config import key_problem
+from .state import IndexNowState, get_state
+
+DEFAULT_LOCATION = "https://{host}/{key}.txt"
+
+
+def serves_key_file(state: IndexNowState) -> bool:
+    """True when the key file lives at the site root (INDEXNOW_KEY_LOCATION unset or the default)."""
+    location = state.settings.key_location
+    return location is None or location == DEFAULT_LOCATION
+
+
+def register_key_file(app: Flask, state: IndexNowState) -> None:
+    """Add one exact route per configured key, so no other ``*.txt`` path is shadowed."""
+    if not serves_key_file(state):
+        return
+    keys = {k for k in (state.settings.key, *state.settings.keys.values()) if k and not key_problem(k)}
+    for key in sorted(keys):
+        app.add_url_rule(
+            f"/{key}.txt",
+            endpoint=f"indexnow_key_file_{key}",
+            view_func=serve_key_file,
+            defaults={"requested": key},
+        )
+
+
+def serve_key_file(requested: str) -> Response:
+    """Answer the key of the request's host, only for that key's own path."""
+    settings = get_state().settings
+    host = (urlsplit("//" + request.host).hostname or "").rstrip(".")
+    expected = settings.keys.get(host) or settings.key
+    if requested != expected:
+        abort(404)
+    response = Response(expected, mimetype="text/plain")
+    response.headers["Content-Type"] = "text/plain; charset=utf-8"
+    response.headers["X-Robots-Tag"] = "noindex"
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return response

@@ -1,0 +1,262 @@
+"""The durable URL queue: validation, dedup upserts and the direct API (SPEC §3).
+
+Rows are written with one set-based upsert per chunk, on the database's own
+"insert or update" (``ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
+KEY`` on MySQL/MariaDB), keyed by (host, url_hash). A new event always resets
+its row to a fresh ``pending`` one: this is how the last event wins, how a
+failed row is replaced, and how an event that arrives while its row is being
+delivered survives: the row loses its claim token, so the delivery under way
+neither deletes nor fails it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from flask import current_app
+
+from . import clock, due, signals
+from .errors import InvalidURLError
+from .models import url_hash
+from .state import IndexNowState, logger
+from .sqlutil import chunks, upsert
+from .urls import check_url
+
+ACTIONS = ("update", "delete")
+#: Rows per INSERT statement: well under every database's parameter limit.
+CHUNK = 500
+_PENDING_KEY = "indexnow_pending_due"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One URL about to be queued."""
+
+    url: str
+    host: str
+    action: str
+    available_at: datetime
+    fingerprint: str | None = None
+
+
+@dataclass
+class EnqueueResult:
+    """What :func:`enqueue_many` did: how many rows it wrote and what it refused."""
+
+    queued: int = 0
+    unchanged: int = 0
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def make_entry(
+    state: IndexNowState,
+    url: object,
+    action: str = "update",
+    available_at: datetime | None = None,
+    fingerprint: str | None = None,
+) -> Entry:
+    """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
+    if action not in ACTIONS:
+        raise ValueError(f"action must be 'update' or 'delete', got {action!r}")
+    checked = check_url(url, state.settings.allowed_hosts)
+    now = clock.utcnow()
+    when = now if available_at is None else max(clock.as_utc(available_at), now)
+    if action == "delete":
+        when = now  # a removal never waits for a publication date
+    return Entry(checked.url, checked.host, action, when, fingerprint)
+
+
+def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry]) -> list[Entry]:
+    """Upsert ``entries`` through ``executor`` (a Session or Connection), set-based.
+
+    Returns the entries actually written: those skipped by the fingerprint
+    ledger are left out. Nothing is committed here.
+    """
+    latest: dict[tuple[str, str], Entry] = {}
+    for entry in entries:  # within one call the last event wins too
+        latest.pop((entry.host, entry.url), None)
+        latest[(entry.host, entry.url)] = entry
+    batch = list(latest.values())
+    if not batch:
+        return []
+    if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
+        batch = _apply_ledger(state, executor, batch)
+    table = state.models.Queue.__table__
+    now = clock.utcnow()
+    rows = sorted(
+        (
+            {
+                "host": e.host,
+                "url": e.url,
+                "url_hash": url_hash(e.url),
+                "action": e.action,
+                "status": "pending",
+                "attempts": 0,
+                "available_at": e.available_at,
+                "claimed_at": None,
+                "claim_token": None,
+                "fingerprint": e.fingerprint,
+                "last_error": None,
+                "last_http_status": None,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for e in batch
+        ),
+        key=lambda row: (row["host"], row["url_hash"]),  # one lock order: no deadlocks
+    )
+    for chunk in chunks(rows, CHUNK):
+        upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
+    return batch
+
+
+_RESET_COLUMNS = (
+    "action", "status", "attempts", "available_at", "claimed_at", "claim_token",
+    "fingerprint", "last_error", "last_http_status", "updated_at",
+)
+
+
+def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> list[Entry]:
+    """Skip unchanged content and hold back early resubmits (SPEC §11)."""
+    ledger = state.models.URLState.__table__
+    queue = state.models.Queue.__table__
+    hashes = [url_hash(e.url) for e in batch]
+    known = {
+        (row.host, row.url_hash): row
+        for row in executor.execute(
+            sa.select(ledger.c.host, ledger.c.url_hash, ledger.c.fingerprint, ledger.c.last_success_at)
+            .where(ledger.c.url_hash.in_(hashes))
+        )
+    }
+    open_rows = {
+        (row.host, row.url_hash)
+        for row in executor.execute(
+            sa.select(queue.c.host, queue.c.url_hash).where(
+                queue.c.url_hash.in_(hashes), queue.c.status.in_(("pending", "processing"))
+            )
+        )
+    }
+    interval = timedelta(seconds=state.settings.resubmit_interval)
+    kept = []
+    for entry, digest in zip(batch, hashes):
+        record = known.get((entry.host, digest))
+        if entry.action == "update" and record is not None:
+            if entry.fingerprint and record.fingerprint == entry.fingerprint and (entry.host, digest) not in open_rows:
+                logger.debug("IndexNow: %s unchanged since its last delivery, not queued", entry.url)
+                continue
+            if interval and record.last_success_at is not None:
+                earliest = clock.as_utc(record.last_success_at) + interval
+                if earliest > entry.available_at:
+                    entry = replace(entry, available_at=earliest)
+        kept.append(entry)
+    return kept
+
+
+def after_write(state: IndexNowState, entries: list[Entry], session: Any | None) -> None:
+    """Tell the tick and the listeners about rows just written.
+
+    With a ``session`` whose transaction is still open, the cached next-due
+    time is lowered only when that session commits (see :func:`flush_pending_due`).
+    """
+    if not entries:
+        return
+    earliest = min(e.available_at for e in entries)
+    if session is not None:
+        pending = session.info.get(_PENDING_KEY)
+        session.info[_PENDING_KEY] = earliest if pending is None else min(pending, earliest)
+    else:
+        due.lower(state, earliest)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    for action in ACTIONS:
+        urls = [e.url for e in entries if e.action == action]
+        if urls:
+            signals.url_enqueued.send(app, urls=urls, action=action)
+
+
+def flush_pending_due(state: IndexNowState, session: Any) -> None:
+    """Called after ``session`` commits: publish its rows' earliest due time."""
+    earliest = session.info.pop(_PENDING_KEY, None)
+    if earliest is not None:
+        due.lower(state, earliest)
+
+
+def discard_pending_due(session: Any) -> None:
+    session.info.pop(_PENDING_KEY, None)
+
+
+def enqueue(
+    state: IndexNowState,
+    url: str,
+    action: str = "update",
+    available_at: datetime | None = None,
+    *,
+    commit: bool = True,
+    fingerprint: str | None = None,
+) -> str | None:
+    """Queue one URL on ``db.session``; see :meth:`IndexNow.enqueue`."""
+    entry = make_entry(state, url, action, available_at, fingerprint)
+    if not state.settings.enabled:
+        logger.debug("IndexNow is disabled: %s not queued", entry.url)
+        return None
+    session = state.db.session
+    written = _write_in_session(state, session, [entry], commit)
+    return entry.url if written else None
+
+
+def enqueue_many(
+    state: IndexNowState,
+    urls: Iterable[object],
+    action: str = "update",
+    available_at: datetime | None = None,
+    *,
+    commit: bool = True,
+) -> EnqueueResult:
+    """Queue many URLs with set-based upserts; invalid ones are reported, not raised."""
+    if action not in ACTIONS:
+        raise ValueError(f"action must be 'update' or 'delete', got {action!r}")
+    result = EnqueueResult()
+    entries = []
+    for url in urls:
+        try:
+            entries.append(make_entry(state, url, action, available_at))
+        except InvalidURLError as exc:
+            result.rejected.append((str(url), str(exc)))
+    if not state.settings.enabled or not entries:
+        return result
+    written = _write_in_session(state, state.db.session, entries, commit)
+    result.queued = len(written)
+    result.unchanged = len({(e.host, e.url) for e in entries}) - len(written)
+    return result
+
+
+def _write_in_session(state: IndexNowState, session: Any, entries: list[Entry], commit: bool) -> list[Entry]:
+    try:
+        written = write_entries(state, session, entries)
+        if commit:
+            session.commit()
+    except Exception:
+        if commit:
+            session.rollback()
+        raise
+    after_write(state, written, None if commit else session)
+    return written
+
+
+def retry_failed(state: IndexNowState) -> int:
+    """Put every ``failed`` row back to ``pending`` with fresh attempts; return how many."""
+    table = state.models.Queue.__table__
+    now = clock.utcnow()
+    with state.engine().begin() as connection:
+        count = connection.execute(
+            sa.update(table)
+            .where(table.c.status == "failed")
+            .values(status="pending", attempts=0, available_at=now, last_error=None,
+                    last_http_status=None, claimed_at=None, claim_token=None, updated_at=now)
+        ).rowcount
+    if count:
+        due.lower(state, now)
+    return int(count)

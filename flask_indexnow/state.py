@@ -1,0 +1,77 @@
+"""Per-app state, kept in ``app.extensions["indexnow"]``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flask import Flask, current_app, has_app_context
+
+from .config import Settings
+from .models import Models
+
+if TYPE_CHECKING:
+    from .extension import IndexNow
+
+logger = logging.getLogger("flask_indexnow")
+
+#: How many URLs ``resource_before_delete`` remembers until ``resource_deleted`` comes.
+REMEMBERED_MAX = 10_000
+
+
+@dataclass
+class IndexNowState:
+    """Everything the extension knows about one app.
+
+    The extension object itself holds only what is shared by every app it is
+    registered on (watched models, job handlers); this holds the rest.
+    """
+
+    extension: IndexNow
+    db: Any
+    cache: Any
+    models: Models
+    settings: Settings
+    remembered: OrderedDict[Any, str] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def prefix(self) -> str:
+        return self.settings.table_prefix
+
+    def cache_key(self, name: str) -> str:
+        """A cache key namespaced by table prefix, so two sites can share one Redis."""
+        return f"{self.prefix}{name}"
+
+    def engine(self) -> Any:
+        return self.db.engine
+
+    def remember(self, key: Any, url: str) -> None:
+        with self.lock:
+            self.remembered[key] = url
+            self.remembered.move_to_end(key)
+            while len(self.remembered) > REMEMBERED_MAX:
+                self.remembered.popitem(last=False)
+
+    def recall(self, key: Any) -> str | None:
+        with self.lock:
+            return self.remembered.pop(key, None)
+
+
+def get_state(app: Flask | None = None) -> IndexNowState:
+    """The state of ``app`` (default: the current app), with a clear error when missing."""
+    if app is None:
+        if not has_app_context():
+            raise RuntimeError(
+                "Flask-IndexNow needs an application context: use `with app.app_context():`."
+            )
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+    state = app.extensions.get("indexnow") if app is not None else None
+    if state is None:
+        raise RuntimeError(
+            "Flask-IndexNow is not registered on this app: call indexnow.init_app(app, db=db)."
+        )
+    return state  # type: ignore[no-any-return]

@@ -1,0 +1,367 @@
+"""One worker pass over the queue (SPEC §4).
+
+The pass is built so that no database transaction is open while a request is
+in flight: the claim commits before the first POST, and each POST's outcome is
+written in its own short transaction right after it returns. Rows are claimed
+with a random token; every later update matches on that token, so a row whose
+claim was taken back (stale) or reset by a newer event is never deleted or
+failed by a delivery that no longer owns it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import requests
+import sqlalchemy as sa
+from flask import current_app
+
+from . import clock, due, signals
+from .config import key_problem
+from .endpoint import (
+    MAX_URLS_PER_REQUEST,
+    Answer,
+    key_for,
+    new_http_session,
+    post_batch,
+    retry_at,
+    sending_problem,
+)
+from .models import url_hash
+from .sqlutil import chunks, dialect_name, upsert
+from .state import IndexNowState
+
+logger = logging.getLogger("flask_indexnow")
+
+#: Extra requests one rejected batch may cost while it is split in halves to
+#: find the URLs the endpoint really refuses (SPEC §11). With the limit reached,
+#: what is left is failed as it stands.
+SPLIT_REQUEST_BUDGET = 32
+_PAUSE_KEY = "indexnow_endpoint_paused:"
+
+
+@dataclass
+class PassResult:
+    """What one pass did. ``skipped_reason`` says why nothing was sent, if so."""
+
+    claimed: int = 0
+    succeeded: int = 0
+    retried: int = 0
+    failed: int = 0
+    reset_stale: int = 0
+    dry_run: int = 0
+    requests: int = 0
+    released: int = 0
+    skipped_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        if self.skipped_reason:
+            return f"nothing sent: {self.skipped_reason}"
+        text = (
+            f"claimed {self.claimed}, succeeded {self.succeeded}, retried {self.retried}, "
+            f"failed {self.failed}, stale reset {self.reset_stale}"
+        )
+        if self.dry_run:
+            text += f", dry run {self.dry_run}"
+        return text
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: int
+    host: str
+    url: str
+    action: str
+    attempts: int
+    fingerprint: str | None
+
+
+def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
+    """Run one pass; see :meth:`IndexNow.process_queue`."""
+    settings = state.settings
+    if limit is None:
+        limit = settings.batch_size
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive whole number, got {limit!r}")
+    problem = sending_problem(settings)
+    if problem:
+        logger.warning("IndexNow: not sending: %s", problem)
+        return PassResult(skipped_reason=problem)
+    paused_until = endpoint_paused_until(state)
+    if paused_until is not None:
+        reason = f"the endpoint asked to pause (HTTP 429) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
+        logger.info("IndexNow: not sending: %s", reason)
+        return PassResult(skipped_reason=reason)
+
+    engine = state.engine()
+    result = PassResult()
+    now = clock.utcnow()
+    result.reset_stale = reset_stale(state, engine, now)
+    token = secrets.token_hex(16)
+    rows = claim(state, engine, limit, now, token)
+    result.claimed = len(rows)
+    if rows:
+        by_host: dict[str, list[Claimed]] = defaultdict(list)
+        for row in rows:
+            by_host[row.host].append(row)
+        with new_http_session() as http:
+            for host, host_rows in by_host.items():
+                for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
+                    paused_until = endpoint_paused_until(state)
+                    if paused_until is not None:
+                        result.released += release(state, engine, token, batch, paused_until)
+                        continue
+                    _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
+    try:
+        with engine.connect() as connection:
+            due.refresh(state, connection)
+    except Exception:
+        logger.warning("IndexNow: could not refresh the next-due time", exc_info=True)
+    if result.claimed or result.reset_stale:
+        logger.info("IndexNow pass: %s", result)
+    return result
+
+
+def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
+    """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
+    queue = state.models.Queue.__table__
+    cutoff = now - timedelta(seconds=state.settings.stale_after)
+    with engine.begin() as connection:
+        count = connection.execute(
+            sa.update(queue)
+            .where(queue.c.status == "processing", queue.c.claimed_at < cutoff)
+            .values(status="pending", claimed_at=None, claim_token=None, updated_at=now)
+        ).rowcount
+    if count:
+        logger.warning("IndexNow: %d stale processing rows taken back to pending", count)
+    return int(count)
+
+
+def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: str) -> list[Claimed]:
+    """Step 2: atomically mark up to ``limit`` due rows as ours.
+
+    PostgreSQL and SQLite do it in one ``UPDATE … WHERE id IN (SELECT …)
+    RETURNING`` (PostgreSQL with ``FOR UPDATE SKIP LOCKED`` in the sub-select;
+    SQLite runs one writer at a time). MySQL/MariaDB cannot update a table it
+    sub-selects, so there it is ``SELECT … FOR UPDATE SKIP LOCKED`` then an
+    ``UPDATE`` of those ids, in one short transaction.
+    """
+    queue = state.models.Queue.__table__
+    columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint)
+    due_rows = (
+        sa.select(queue.c.id)
+        .where(queue.c.status == "pending", queue.c.available_at <= now)
+        .order_by(queue.c.available_at, queue.c.id)
+        .limit(limit)
+    )
+    mark = {"status": "processing", "claimed_at": now, "claim_token": token}
+    dialect = dialect_name(engine)
+    with engine.begin() as connection:
+        if dialect in ("postgresql", "sqlite"):
+            if dialect == "postgresql":
+                due_rows = due_rows.with_for_update(skip_locked=True)
+            found = connection.execute(
+                sa.update(queue).where(queue.c.id.in_(due_rows.scalar_subquery())).values(**mark).returning(*columns)
+            ).all()
+        else:
+            locking = (
+                sa.select(*columns)
+                .where(queue.c.status == "pending", queue.c.available_at <= now)
+                .order_by(queue.c.available_at, queue.c.id)
+                .limit(limit)
+                .with_for_update(skip_locked=dialect == "mysql")
+            )
+            found = connection.execute(locking).all()
+            if found:
+                connection.execute(
+                    sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark)
+                )
+    return [Claimed(*row) for row in found]
+
+
+def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime) -> int:
+    """Give claimed rows back untouched (no attempt spent), due at ``until``."""
+    queue = state.models.Queue.__table__
+    with engine.begin() as connection:
+        count = connection.execute(
+            sa.update(queue)
+            .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
+            .values(status="pending", claimed_at=None, claim_token=None, available_at=until)
+        ).rowcount
+    return int(count)
+
+
+def _deliver(
+    state: IndexNowState,
+    engine: Any,
+    http: requests.Session,
+    token: str,
+    host: str,
+    rows: list[Claimed],
+    result: PassResult,
+    budget: list[int],
+) -> None:
+    settings = state.settings
+    key = key_for(settings, host)
+    if key is None or key_problem(key):
+        answer = Answer("failed", None, f"no valid IndexNow key for host {host} (INDEXNOW_KEYS / INDEXNOW_KEY)", None, 0.0)
+    elif settings.dry_run:
+        answer = Answer("success", None, None, None, 0.0)
+    else:
+        answer = post_batch(http, settings, host, key, [r.url for r in rows])
+        result.requests += 1
+        _log_answer(host, rows, answer)
+        if answer.http_status in (400, 422) and len(rows) > 1 and budget[0] >= 2:
+            # Find the URLs the endpoint really refuses: resend each half.
+            budget[0] -= 2
+            middle = len(rows) // 2
+            _deliver(state, engine, http, token, host, rows[:middle], result, budget)
+            _deliver(state, engine, http, token, host, rows[middle:], result, budget)
+            return
+        if answer.http_status == 429:
+            pause_endpoint(state, answer)
+    finish(state, engine, token, rows, answer, result)
+
+
+def _log_answer(host: str, rows: list[Claimed], answer: Answer) -> None:
+    level = logging.INFO if answer.outcome == "success" else logging.WARNING
+    logger.log(
+        level,
+        "IndexNow POST host=%s count=%d status=%s duration=%.3fs%s",
+        host, len(rows), answer.http_status if answer.http_status is not None else "-",
+        answer.duration, f" error={answer.error}" if answer.error else "",
+    )
+
+
+def finish(
+    state: IndexNowState,
+    engine: Any,
+    token: str,
+    rows: list[Claimed],
+    answer: Answer,
+    result: PassResult,
+) -> None:
+    """Step 5 for one batch: queue update, history and ledger in one transaction."""
+    settings = state.settings
+    models = state.models
+    queue = models.Queue.__table__
+    now = clock.utcnow()
+    ours = sa.and_(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
+    history: list[dict[str, Any]] = []
+
+    def record(row: Claimed, status: str, attempts: int) -> None:
+        history.append({
+            "host": row.host, "url": row.url, "action": row.action, "status": status,
+            "http_status": answer.http_status, "error": answer.error, "attempts": attempts, "created_at": now,
+        })
+
+    retried: list[Claimed] = []
+    failed: list[Claimed] = []
+    with engine.begin() as connection:
+        if answer.outcome == "success":
+            connection.execute(sa.delete(queue).where(ours))
+            status = "dry_run" if settings.dry_run else "success"
+            for row in rows:
+                record(row, status, row.attempts + 1)
+            if not settings.dry_run:
+                _update_ledger(state, connection, rows, now)
+        else:
+            for row in rows:
+                permanent = answer.outcome == "failed" or row.attempts + 1 >= settings.max_attempts
+                (failed if permanent else retried).append(row)
+                record(row, "failed" if permanent else "retry", row.attempts + 1)
+            common = {
+                "attempts": queue.c.attempts + 1, "claimed_at": None, "claim_token": None,
+                "last_error": answer.error, "last_http_status": answer.http_status, "updated_at": now,
+            }
+            if retried:
+                connection.execute(
+                    sa.update(queue)
+                    .where(queue.c.id.in_([r.id for r in retried]), queue.c.claim_token == token)
+                    .values(status="pending", available_at=retry_at(settings, answer, now), **common)
+                )
+            if failed:
+                connection.execute(
+                    sa.update(queue)
+                    .where(queue.c.id.in_([r.id for r in failed]), queue.c.claim_token == token)
+                    .values(status="failed", **common)
+                )
+        connection.execute(sa.insert(models.History.__table__), history)
+
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    host = rows[0].host
+    urls = [r.url for r in rows]
+    if answer.outcome == "success":
+        if settings.dry_run:
+            result.dry_run += len(rows)
+        else:
+            result.succeeded += len(rows)
+        signals.batch_sent.send(app, host=host, urls=urls, status=answer.http_status, duration=answer.duration)
+    else:
+        result.retried += len(retried)
+        result.failed += len(failed)
+        if retried:
+            signals.delivery_failed.send(app, host=host, urls=[r.url for r in retried], status=answer.http_status,
+                                         error=answer.error, permanent=False)
+        if failed:
+            signals.delivery_failed.send(app, host=host, urls=[r.url for r in failed], status=answer.http_status,
+                                         error=answer.error, permanent=True)
+
+
+def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
+    """Remember what was delivered, when fingerprints or resubmit intervals need it."""
+    if state.settings.resubmit_interval <= 0 and not any(r.fingerprint for r in rows):
+        return
+    ledger = state.models.URLState.__table__
+    entries = {
+        (r.host, r.url): {
+            "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
+            "fingerprint": r.fingerprint if r.action == "update" else None, "last_success_at": now,
+        }
+        for r in rows
+    }
+    values = sorted(entries.values(), key=lambda e: (e["url_hash"], e["host"]))
+    for chunk in chunks(values, 500):
+        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
+
+
+def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
+    """After a 429, stop every process sending to this endpoint until the pause ends."""
+    seconds = answer.retry_after if answer.retry_after is not None else state.settings.retry_delay
+    if seconds <= 0:
+        return
+    until = clock.utcnow().timestamp() + seconds
+    try:
+        state.cache.set(_pause_key(state), until, timeout=int(seconds) + 1)
+    except Exception:
+        logger.warning("IndexNow: could not record the endpoint pause in the cache", exc_info=True)
+    logger.warning("IndexNow: endpoint answered 429; pausing all sending for %.0fs", seconds)
+
+
+def endpoint_paused_until(state: IndexNowState) -> datetime | None:
+    try:
+        value = state.cache.get(_pause_key(state))
+    except Exception:
+        logger.warning("IndexNow: could not read the endpoint pause from the cache", exc_info=True)
+        return None
+    if value is None or float(value) <= clock.utcnow().timestamp():
+        return None
+    return datetime.fromtimestamp(float(value), tz=clock.utcnow().tzinfo)
+
+
+
+
+def _pause_key(state: IndexNowState) -> str:
+    """One pause per endpoint, shared by every process that uses the same cache."""
+    digest = hashlib.sha256(state.settings.endpoint.encode("utf-8")).hexdigest()[:16]
+    return state.cache_key(_PAUSE_KEY + digest)

@@ -1,0 +1,237 @@
+"""Fixtures: an app factory on every real backend, a movable clock, a local endpoint.
+
+Backends are found through environment variables (defaults: the local
+services). A missing service skips its tests, except under ``CI=true``, where
+it fails them: CI must prove every backend.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask_caching import Cache
+from flask_sqlalchemy import SQLAlchemy
+
+from flask_indexnow import IndexNow
+from flask_indexnow import clock as clock_module
+
+from .endpoint_server import EndpointServer
+
+POSTGRES_URL = os.environ.get("INDEXNOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("INDEXNOW_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
+REDIS_URL = os.environ.get("INDEXNOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+KEY = "3f1c0d7e8a9b4c5d"
+#: One prefix per test process: concurrent runs on the shared servers never meet.
+RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}_"
+
+BACKENDS = ["sqlite", "postgresql", "mariadb"]
+SERVER_URLS = {"postgresql": POSTGRES_URL, "mariadb": MYSQL_URL}
+
+_available: dict[str, str | None] = {}
+
+
+def unavailable(what: str, reason: str) -> None:
+    """Skip for a missing service; fail under CI, where every service must be there."""
+    message = f"{what} is not reachable: {reason}"
+    if IN_CI:
+        pytest.fail(message + " (CI=true: a missing service is a failure)")
+    pytest.skip(message)
+
+
+def require_server(backend: str) -> str:
+    url = SERVER_URLS[backend]
+    if backend not in _available:
+        try:
+            engine = sa.create_engine(url)
+            with engine.connect() as connection:
+                connection.execute(sa.text("SELECT 1"))
+            engine.dispose()
+            _available[backend] = None
+        except Exception as exc:  # noqa: BLE001
+            _available[backend] = str(exc).splitlines()[0]
+    if _available[backend] is not None:
+        unavailable(backend, _available[backend] or "")
+    return url
+
+
+def require_redis() -> str:
+    if "redis" not in _available:
+        try:
+            import redis
+
+            redis.Redis.from_url(REDIS_URL, socket_timeout=2).ping()
+            _available["redis"] = None
+        except Exception as exc:  # noqa: BLE001
+            _available["redis"] = str(exc)
+    if _available["redis"] is not None:
+        unavailable("Redis", _available["redis"] or "")
+    return REDIS_URL
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float = 0, **kw: float) -> datetime:
+        self.now += timedelta(seconds=seconds, **kw)
+        return self.now
+
+    def set(self, when: datetime) -> None:
+        self.now = when
+
+
+@pytest.fixture
+def clock() -> Iterator[FakeClock]:
+    fake = FakeClock(datetime.now(timezone.utc).replace(microsecond=0))
+    clock_module.set_source(fake)
+    yield fake
+    clock_module.set_source(None)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[EndpointServer]:
+    server = EndpointServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+#: (database URL, prefix) → the tables made there, dropped at the end of the run.
+_created: dict[tuple[str, str], list[sa.Table]] = {}
+
+
+def database_url(backend: str, tmp_path: Any) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'site.db'}"
+    return require_server(backend)
+
+
+class AppFactory:
+    """Builds apps with the extension on one backend; tears them all down after the test."""
+
+    def __init__(self, backend: str, tmp_path: Any, endpoint_url: str | None) -> None:
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.endpoint_url = endpoint_url
+        self.apps: list[Flask] = []
+
+    def __call__(
+        self,
+        *,
+        db: SQLAlchemy | None = None,
+        indexnow: IndexNow | None = None,
+        cache: Cache | None | bool = None,
+        create_tables: bool = True,
+        **config: Any,
+    ) -> Flask:
+        app = Flask(f"test_{len(self.apps)}")
+        prefix = config.pop("INDEXNOW_TABLE_PREFIX", RUN_PREFIX)
+        app.config.update(
+            TESTING=True,
+            SECRET_KEY="test-secret",
+            SQLALCHEMY_DATABASE_URI=database_url(self.backend, self.tmp_path),
+            SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
+            INDEXNOW_KEY=KEY,
+            INDEXNOW_ENDPOINT=self.endpoint_url or "https://api.indexnow.org/indexnow",
+            INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
+            INDEXNOW_TABLE_PREFIX=prefix,
+            INDEXNOW_CACHE_KEY_PREFIX=f"{RUN_PREFIX}{uuid.uuid4().hex[:6]}:",
+        )
+        app.config.update(config)
+        db = db or SQLAlchemy()
+        db.init_app(app)
+        cache_obj: Cache | None = None
+        if isinstance(cache, Cache):
+            cache_obj = cache
+            cache_obj.init_app(app)
+        ext = indexnow or IndexNow()
+        ext.init_app(app, db=db, cache=cache_obj)
+        app.extensions["indexnow_test_db"] = db
+        self.apps.append(app)
+        if create_tables:
+            with app.app_context():
+                state = app.extensions["indexnow"]
+                key = (str(db.engine.url), prefix)
+                if self.backend == "sqlite" or key not in _created:
+                    db.metadata.create_all(db.engine, tables=state.models.tables)
+                    _created[key] = state.models.tables
+                _clear(db.engine, state.models.tables)
+        return app
+
+    def close(self) -> None:
+        for app in self.apps:
+            with app.app_context():
+                db = app.extensions["indexnow_test_db"]
+                db.session.remove()
+                for engine in db.engines.values():
+                    engine.dispose()
+
+
+def _clear(engine: sa.Engine, tables: list[sa.Table]) -> None:
+    with engine.begin() as connection:
+        for table in tables:
+            connection.execute(table.delete())
+
+
+@pytest.fixture
+def make_app(backend: str, tmp_path: Any, request: pytest.FixtureRequest) -> Iterator[AppFactory]:
+    endpoint_url = None
+    if "endpoint" in request.fixturenames:
+        endpoint_url = request.getfixturevalue("endpoint").url
+    factory = AppFactory(backend, tmp_path, endpoint_url)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def app(make_app: AppFactory) -> Iterator[Flask]:
+    application = make_app()
+    with application.app_context():
+        yield application
+
+
+@pytest.fixture
+def redis_url() -> str:
+    return require_redis()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Drop this run's tables from the shared servers."""
+    for (url, _prefix), tables in _created.items():
+        if url.startswith("sqlite"):
+            continue
+        engine = sa.create_engine(url)
+        try:
+            tables[0].metadata.drop_all(engine, tables=tables)
+        except Exception:  # noqa: BLE001
+            pass
+        finally:
+            engine.dispose()
+
+
+def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:
+    """All rows of one of the extension's tables (as Row objects), optionally filtered."""
+    state = app.extensions["indexnow"]
+    table = getattr(state.models, model).__table__
+    query = sa.select(table).where(*(table.c[k] == v for k, v in where.items())).order_by(table.c.id)
+    with state.db.engine.connect() as connection:
+        return list(connection.execute(query))
+
+
