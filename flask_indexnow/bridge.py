@@ -106,6 +106,27 @@ def _after_rollback(session: Session) -> None:
     discard_pending_due(session)
 
 
+def track_history(model: type) -> None:
+    """Make SQLAlchemy keep the old value of every column of ``model`` when it is set.
+
+    Without this, setting an attribute that was expired (as all are after a
+    commit) records no old value, and a changed URL could not be told from the
+    new one. ``active_history`` loads the old value first, only for watched models.
+    """
+    try:
+        mapper = sa.inspect(model)
+    except sa.exc.NoInspectionAvailable:
+        return  # not an SQLAlchemy model: signals only
+    for attribute in mapper.column_attrs:
+        descriptor = getattr(model, attribute.key)
+        if not event.contains(descriptor, "set", _keep_old_value):
+            event.listen(descriptor, "set", _keep_old_value, active_history=True)
+
+
+def _keep_old_value(target: Any, value: Any, oldvalue: Any, initiator: Any) -> None:
+    """No-op listener; registering it with ``active_history=True`` is the point."""
+
+
 def install() -> None:
     """Listen to every Session once per process (idempotent)."""
     global _installed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +22,11 @@ MAX_URLS_PER_REQUEST = 10_000
 #: cannot park a row for years.
 MAX_RETRY_AFTER = 86_400
 _ERROR_TEXT_MAX = 500
+#: Bytes of an error answer's body read for the error text: a huge body is never downloaded.
+_BODY_READ_MAX = 4096
+_SECONDS_RE = re.compile(r"^[0-9]+$")
+#: Control characters (NUL among them: PostgreSQL refuses it in text) become spaces in stored errors.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 
 def endpoint_problem(settings: Settings) -> str | None:
@@ -98,17 +104,15 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if not value:
         return None
     value = value.strip()
-    seconds: float | None
-    if value.isdigit():
+    seconds: float
+    if _SECONDS_RE.match(value):  # ASCII digits only: str.isdigit() also takes "²"
         seconds = float(value)
     else:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
+            seconds = (clock.as_utc(when) - (now or clock.utcnow())).total_seconds()
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
-        if when is None:
-            return None
-        seconds = (clock.as_utc(when) - (now or clock.utcnow())).total_seconds()
     return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
@@ -117,39 +121,44 @@ def post_batch(http: requests.Session, settings: Settings, host: str, key: str, 
     body = {"host": host, "key": key, "keyLocation": key_location(settings, host, key), "urlList": urls}
     started = time.perf_counter()
     try:
-        response = http.post(
+        # stream=True: the body is read only for an error text, and only its start.
+        with http.post(
             settings.endpoint,
             json=body,
             timeout=settings.timeout,
             allow_redirects=False,
+            stream=True,
             headers={"Content-Type": "application/json; charset=utf-8"},
-        )
+        ) as response:
+            status = response.status_code
+            outcome = classify(status)
+            retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
+            error = None
+            if 300 <= status < 400:
+                error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
+            elif outcome != "success":
+                error = _short(f"HTTP {status}: {_body_excerpt(response)}")
     except requests.Timeout:
         return Answer("retry", None, f"timeout after {settings.timeout:g}s", None, time.perf_counter() - started)
     except requests.RequestException as exc:
         return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
                       time.perf_counter() - started)
-    duration = time.perf_counter() - started
-    status = response.status_code
-    outcome = classify(status)
-    retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
-    error = None
-    if outcome != "success":
-        error = _short(f"HTTP {status}: {_body_excerpt(response)}")
-        if 300 <= status < 400:
-            error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
-    return Answer(outcome, status, error, retry_after, duration)
+    return Answer(outcome, status, error, retry_after, time.perf_counter() - started)
 
 
 def _body_excerpt(response: requests.Response) -> str:
+    """The start of an error answer's body as one line of text (the reason phrase if empty)."""
     try:
-        text = response.content[:300].decode("utf-8", "replace")
-    except requests.RequestException:
-        return "(unreadable body)"
-    return " ".join(text.split()) or response.reason or ""
+        raw = response.raw.read(_BODY_READ_MAX, decode_content=True) or b""
+    except Exception:  # a broken or undecodable body must not hide the status
+        raw = b""
+    text = raw[:300].decode("utf-8", "replace")
+    return " ".join(_CONTROL_RE.sub(" ", text).split()) or response.reason or ""
 
 
 def _short(text: str) -> str:
+    """Error texts as stored: one line, no control characters, at most 500 characters."""
+    text = " ".join(_CONTROL_RE.sub(" ", text).split())
     return text if len(text) <= _ERROR_TEXT_MAX else text[: _ERROR_TEXT_MAX - 1] + "…"
 
 

@@ -123,6 +123,7 @@ class IndexNow:
             if fn is not None and not callable(fn):
                 raise TypeError(f"watch(): {name}= must be a function of the resource")
         self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related)
+        bridge.track_history(model)
 
     def status_auth(self, fn: F) -> F:
         """Decorator: ``fn()`` returns True when the current user may see the status page."""

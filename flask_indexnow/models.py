@@ -164,6 +164,8 @@ def _build(db: Any, prefix: str) -> Models:
             "overlap": sa.Column(sa.String(10), nullable=False, default="allow"),
             "next_run": sa.Column(UTCDateTime(), nullable=False),
             "last_run": sa.Column(UTCDateTime()),
+            # Interval schedules count occurrences from here (calendar months never drift).
+            "anchor": sa.Column(UTCDateTime()),
             "enabled": sa.Column(sa.Boolean, nullable=False, default=True),
             "created_at": now_column(),
         },

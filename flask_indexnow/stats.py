@@ -1,18 +1,28 @@
-"""The numbers behind ``flask indexnow status``, ``status.json`` and the status page."""
+"""The numbers behind ``flask indexnow status``, ``status.json`` and the status page.
+
+Each function takes an open connection and runs one or two set-based
+queries, so the page costs a fixed handful of queries however large the
+tables grow.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 
 from . import clock
 from .checks import run_checks
+from .keystate import KEY_STATES, host_key_states
+from .sqlutil import dialect_name
 from .state import IndexNowState
 
 QUEUE_STATUSES = ("pending", "processing", "failed")
 HISTORY_STATUSES = ("success", "retry", "failed", "dry_run")
+JOB_STATUSES = ("pending", "processing", "completed", "failed")
+#: Hours of deliveries the status page charts.
+CHART_HOURS = 72
 
 
 def queue_counts(state: IndexNowState, connection: Any) -> dict[str, Any]:
@@ -48,16 +58,74 @@ def history_counts(state: IndexNowState, connection: Any, hours: int = 24) -> di
     return counts
 
 
-def collect_status(state: IndexNowState, *, scheduler_active: bool | None = None) -> dict[str, Any]:
+def job_counts(state: IndexNowState, connection: Any) -> dict[str, int]:
+    """Jobs by status, and how many schedules exist and are enabled."""
+    jobs = state.models.Job.__table__
+    schedules = state.models.Schedule.__table__
+    counts = dict.fromkeys(JOB_STATUSES, 0)
+    for status, count in connection.execute(sa.select(jobs.c.status, sa.func.count()).group_by(jobs.c.status)):
+        counts[status] = int(count)
+    total, enabled = connection.execute(
+        sa.select(sa.func.count(), sa.func.sum(sa.case((schedules.c.enabled.is_(True), 1), else_=0)))
+    ).one()
+    return {**counts, "schedules": int(total), "schedules_enabled": int(enabled or 0)}
+
+
+def _hour_bucket(connection: Any, column: Any) -> Any:
+    """``column`` truncated to the hour as 'YYYY-MM-DD HH' text, on each database.
+
+    The format is a literal, not a parameter, so GROUP BY repeats the very same
+    expression (PostgreSQL and MySQL compare them textually).
+    """
+    dialect = dialect_name(connection)
+    if dialect == "postgresql":
+        return sa.func.to_char(column, sa.literal_column("'YYYY-MM-DD HH24'"))
+    if dialect == "mysql":
+        return sa.func.date_format(column, sa.literal_column("'%Y-%m-%d %H'"))
+    return sa.func.strftime(sa.literal_column("'%Y-%m-%d %H'"), column)
+
+
+def deliveries_per_hour(state: IndexNowState, connection: Any, hours: int = CHART_HOURS) -> list[dict[str, Any]]:
+    """History rows per hour and status over the last ``hours`` hours, oldest first.
+
+    Every hour is listed, empty ones with zeros, so a chart needs no gap logic.
+    """
+    history = state.models.History.__table__
+    now = clock.utcnow()
+    first = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours - 1)
+    bucket = _hour_bucket(connection, history.c.created_at).label("hour")
+    found: dict[str, dict[str, int]] = {}
+    for hour, status, count in connection.execute(
+        sa.select(bucket, history.c.status, sa.func.count())
+        .where(history.c.created_at >= first)
+        .group_by(bucket, history.c.status)
+    ):
+        found.setdefault(str(hour), {})[status] = int(count)
+    series = []
+    for index in range(hours):
+        start: datetime = first + timedelta(hours=index)
+        counts = found.get(start.strftime("%Y-%m-%d %H"), {})
+        series.append({"hour": start.isoformat(), **{s: counts.get(s, 0) for s in HISTORY_STATUSES}})
+    return series
+
+
+def collect_status(
+    state: IndexNowState, *, scheduler_active: bool | None = None, connection: Any = None
+) -> dict[str, Any]:
     """Every count the status page shows, as plain data (JSON-ready)."""
-    with state.engine().connect() as connection:
-        queue = queue_counts(state, connection)
-        history = history_counts(state, connection)
+    if connection is None:
+        with state.engine().connect() as own:
+            return collect_status(state, scheduler_active=scheduler_active, connection=own)
+    hosts = host_key_states(state, connection)
     return {
         "enabled": state.settings.enabled,
         "dry_run": state.settings.dry_run,
-        "queue": queue,
-        "history_24h": history,
+        "queue": queue_counts(state, connection),
+        "history_24h": history_counts(state, connection),
+        "jobs": job_counts(state, connection),
+        "key_states": {name: sum(1 for h in hosts if h.state == name) for name in KEY_STATES},
+        "hosts": [h.as_dict() for h in hosts],
+        "deliveries_per_hour": deliveries_per_hour(state, connection),
         "checks": [c.as_dict() for c in run_checks(state, scheduler_active=scheduler_active)],
         "generated_at": clock.utcnow().isoformat(),
     }

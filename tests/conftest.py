@@ -231,7 +231,7 @@ def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:
     state = app.extensions["indexnow"]
     table = getattr(state.models, model).__table__
     query = sa.select(table).where(*(table.c[k] == v for k, v in where.items())).order_by(table.c.id)
-    with state.db.engine.connect() as connection:
+    with app.app_context(), state.db.engine.connect() as connection:
         return list(connection.execute(query))
 
 

@@ -1,0 +1,129 @@
+"""Per-host key state, read from the engine's latest answers (SPEC §11).
+
+An engine verifies a key by fetching the key file after a submission. Its
+answers tell how far that went: 202 "accepted, key not verified yet", 200
+"verified", 403 "the key is not valid for this host". Other answers (429,
+5xx, 400 …) say nothing about the key and are passed over, so one overloaded
+endpoint does not make a verified host look unknown again.
+
+The hint is worked out without any network request (nothing on the request
+path may wait): from what this app itself would serve for that host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from . import clock
+from .config import key_problem
+from .endpoint import key_for, key_location
+from .keyfile import serves_key_file
+from .state import IndexNowState
+
+KEY_STATES = ("unknown", "pending", "verified", "rejected")
+#: The answers that say something about the key, and what they say.
+STATE_BY_HTTP_STATUS = {202: "pending", 200: "verified", 403: "rejected"}
+#: Hosts listed at most; a site submits for a handful.
+MAX_HOSTS = 200
+
+
+@dataclass(frozen=True)
+class HostKeyState:
+    host: str
+    state: str
+    http_status: int | None
+    answered_at: datetime | None
+    key_location: str | None
+    message: str
+    hint: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "state": self.state,
+            "http_status": self.http_status,
+            "answered_at": None if self.answered_at is None else self.answered_at.isoformat(),
+            "key_location": self.key_location,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+def known_hosts(state: IndexNowState, connection: Any) -> list[str]:
+    """Hosts the extension has to do with: configured, queued or delivered to."""
+    models = state.models
+    hosts = set(state.settings.keys)
+    for table in (models.Queue.__table__, models.History.__table__):
+        hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
+    return sorted(hosts)[:MAX_HOSTS]
+
+
+def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:
+    """host → (HTTP status, when) of the latest answer that speaks about the key."""
+    history = state.models.History.__table__
+    latest = (
+        sa.select(sa.func.max(history.c.id).label("id"))
+        .where(history.c.http_status.in_(tuple(STATE_BY_HTTP_STATUS)))
+        .group_by(history.c.host)
+        .subquery()
+    )
+    query = sa.select(history.c.host, history.c.http_status, history.c.created_at).join(
+        latest, history.c.id == latest.c.id
+    )
+    return {row.host: (int(row.http_status), clock.as_utc(row.created_at)) for row in connection.execute(query)}
+
+
+def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]:
+    """The key state of every known host, with the hint that fits."""
+    answers = latest_key_answers(state, connection)
+    hosts = sorted(set(known_hosts(state, connection)) | set(answers))[:MAX_HOSTS]
+    return [describe(state, host, *answers.get(host, (None, None))) for host in hosts]
+
+
+def describe(state: IndexNowState, host: str, http_status: int | None, at: datetime | None) -> HostKeyState:
+    settings = state.settings
+    key = key_for(settings, host)
+    valid_key = key is not None and key_problem(key) is None
+    location = key_location(settings, host, key) if valid_key and key else None
+    name = STATE_BY_HTTP_STATUS.get(http_status, "unknown") if http_status is not None else "unknown"
+    if not valid_key:
+        message = {
+            "unknown": "No answer about the key yet.",
+            "pending": "The engine accepted URLs but has not verified the key yet.",
+            "verified": "The engine verified the key.",
+            "rejected": "The engine rejected the key (HTTP 403).",
+        }[name]
+        hint = (f"Key file missing: there is no valid key for {host}. "
+                f"Set INDEXNOW_KEY, or INDEXNOW_KEYS[{host!r}].")
+        return HostKeyState(host, name, http_status, at, None, message, hint)
+    if name == "verified":
+        return HostKeyState(host, name, http_status, at, location, "The engine verified the key.", None)
+    if name == "unknown":
+        return HostKeyState(
+            host, name, http_status, at, location,
+            "No answer about the key yet: it is known after the first delivery to this host.", None,
+        )
+    if name == "pending":
+        return HostKeyState(
+            host, name, http_status, at, location,
+            "The engine accepted URLs (HTTP 202) and will fetch the key file to verify the key.",
+            f"If this stays pending, make sure {location} answers exactly the key, "
+            "to a search engine's crawler too.",
+        )
+    return HostKeyState(host, name, http_status, at, location, "The engine rejected the key (HTTP 403).",
+                        rejected_hint(state, host, location or ""))
+
+
+def rejected_hint(state: IndexNowState, host: str, location: str) -> str:
+    """Why an engine may have refused the key, judged from this app's own set-up."""
+    if not serves_key_file(state):
+        return (f"Key file missing or wrong content: {location} is served outside this app "
+                "(INDEXNOW_KEY_LOCATION); make sure it exists and holds exactly the key, nothing else.")
+    return (f"This app serves {location} with the right key, so the engine could not read it: "
+            "check that no firewall, CDN or bot protection blocks or redirects it (blocked), that "
+            "another server does not answer that path first (missing), and that the key was not "
+            "changed since (wrong content). `flask indexnow key check` fetches it the way an engine does.")
