@@ -6,6 +6,7 @@ from . import signals
 from .errors import ConfigurationError, IndexNowError, InvalidURLError
 from .extension import IndexNow, IndexNowWarning
 from .queue import EnqueueResult
+from .scheduling import OverlapPolicy
 from .worker import PassResult
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "IndexNowError",
     "IndexNowWarning",
     "InvalidURLError",
+    "OverlapPolicy",
     "PassResult",
     "signals",
 ]

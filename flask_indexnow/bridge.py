@@ -114,7 +114,7 @@ def track_history(model: type) -> None:
     new one. ``active_history`` loads the old value first, only for watched models.
     """
     try:
-        mapper = sa.inspect(model)
+        mapper: Any = sa.inspect(model)
     except sa.exc.NoInspectionAvailable:
         return  # not an SQLAlchemy model: signals only
     for attribute in mapper.column_attrs:

@@ -80,7 +80,10 @@ def process_command(limit: int | None) -> None:
 @friendly_errors
 def status_command(as_json: bool) -> None:
     """Show queue counts, recent deliveries and configuration checks."""
-    data = collect_status(get_state())
+    from .scheduling import scheduler_active
+
+    state = get_state()
+    data = collect_status(state, scheduler_active=scheduler_active(state))
     if as_json:
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return
@@ -149,3 +152,7 @@ def key_generate_command() -> None:
     key = generate_key()
     click.echo(key)
     click.echo(f"# Set INDEXNOW_KEY = {key!r}; the extension then serves /{key}.txt.", err=True)
+
+
+from . import site_cli  # noqa: E402,F401  (submit-sitemap, key check)
+from .scheduling import cli as _scheduling_cli  # noqa: E402,F401  (work, schedule, prune-history)

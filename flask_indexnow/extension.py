@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from flask import Flask
 
-from . import bridge, events, queue, tick as tick_module, worker
+from . import bridge, events, queue, scheduling, tick as tick_module, worker
 from .config import load_settings
 from .events import Adapter
 from .models import Models, get_models
@@ -177,6 +177,21 @@ class IndexNow:
     def retry_failed(self) -> int:
         """Put every failed row back to pending; returns how many."""
         return queue.retry_failed(get_state())
+
+    # -- schedules and jobs -------------------------------------------------------
+
+    def schedule(self, handler: str, payload: Any = None) -> scheduling.PendingSchedule:
+        """Start describing a recurring job; finish with ``.every()``/``.cron()`` … ``.save()``."""
+        return scheduling.PendingSchedule(handler, payload)
+
+    @property
+    def scheduler(self) -> scheduling.Scheduler:
+        """The current app's schedules: ``.list()``, ``.remove(handler)``, ``.tick()``."""
+        return scheduling.Scheduler(get_state())
+
+    def prune_history(self, days: int | None = None) -> scheduling.PruneResult:
+        """Delete history and finished jobs older than ``days`` (default INDEXNOW_HISTORY_RETENTION_DAYS)."""
+        return scheduling.prune_history(get_state(), days)
 
     @property
     def models(self) -> Models:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -56,7 +56,7 @@ def make_entry(
     state: IndexNowState,
     url: object,
     action: str = "update",
-    available_at: datetime | None = None,
+    available_at: datetime | date | None = None,
     fingerprint: str | None = None,
 ) -> Entry:
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""

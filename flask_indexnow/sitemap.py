@@ -33,7 +33,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -186,7 +185,7 @@ def parse_since(value: str | date | datetime | None) -> datetime | None:
 # -- reading documents -----------------------------------------------------------------
 
 
-def _open_layers(raw: IO[bytes], label: str) -> IO[bytes]:
+def _open_layers(raw: IO[bytes]) -> IO[bytes]:
     """Unwrap up to two gzip layers, recognised by their magic bytes, not the name.
 
     Two, because a ``.xml.gz`` file served with ``Content-Encoding: gzip`` is
@@ -204,7 +203,7 @@ def _open_layers(raw: IO[bytes], label: str) -> IO[bytes]:
 def iter_document_bytes(path: Path, label: str, max_bytes: int = MAX_SITEMAP_BYTES) -> Iterator[bytes]:
     """Yield the (decompressed) bytes of one document, refusing more than ``max_bytes``."""
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed below, after the generator ends
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the ``with`` below
     except IsADirectoryError:
         raise SitemapError(f"{label} is a directory, not a sitemap file") from None
     except FileNotFoundError:
@@ -212,25 +211,23 @@ def iter_document_bytes(path: Path, label: str, max_bytes: int = MAX_SITEMAP_BYT
     except OSError as exc:
         raise SitemapError(f"cannot read {label}: {exc.strerror or exc}") from None
     with raw:
-        buffered = open(raw.fileno(), "rb", closefd=False)  # a BufferedReader, for peek()
-        with buffered:
-            stream = _open_layers(buffered, label)
-            if stream is buffered and os.fstat(raw.fileno()).st_size > max_bytes:
-                raise _too_big(label, max_bytes)
-            total = 0
-            try:
-                while True:
-                    chunk = stream.read(min(_READ_SIZE, max_bytes - total + 1))
-                    if not chunk:
-                        return
-                    total += len(chunk)
-                    if total > max_bytes:
-                        raise _too_big(label, max_bytes)
-                    yield chunk
-            except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-                raise SitemapError(f"{label} is not a valid gzip file ({exc or 'truncated'})") from None
-            except OSError as exc:
-                raise SitemapError(f"cannot read {label}: {exc.strerror or exc}") from None
+        total = 0
+        try:
+            stream = _open_layers(raw)
+            if stream is raw and os.fstat(raw.fileno()).st_size > max_bytes:
+                raise _too_big(label, max_bytes)  # plain and too big: no need to read it
+            while True:
+                chunk = stream.read(min(_READ_SIZE, max_bytes - total + 1))
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > max_bytes:
+                    raise _too_big(label, max_bytes)
+                yield chunk
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise SitemapError(f"{label} is not a valid gzip file ({exc or 'truncated'})") from None
+        except OSError as exc:
+            raise SitemapError(f"cannot read {label}: {exc.strerror or exc}") from None
 
 
 def _too_big(label: str, max_bytes: int) -> SitemapError:
@@ -296,7 +293,7 @@ class _SitemapTarget:
 
 
 def _doctype_refused(name: str | None, *_args: Any) -> None:
-    raise DTDForbidden(name, None, None)
+    raise DTDForbidden(name or "", None, None)
 
 
 def parse_document(chunks: Iterator[bytes], label: str) -> Iterator[tuple[str, str, str | None]]:
@@ -310,9 +307,9 @@ def parse_document(chunks: Iterator[bytes], label: str) -> Iterator[tuple[str, s
     # Entities are refused by defusedxml as soon as they are declared; the DTD
     # is refused at its end, so a file with entities gets the more precise message.
     parser = DefusedXMLParser(target=target, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    parser.parser.EndDoctypeDeclHandler = lambda: _doctype_refused(doctype[0] if doctype else None)
     doctype: list[str] = []
     parser.parser.StartDoctypeDeclHandler = lambda name, *rest: doctype.append(name)
+    parser.parser.EndDoctypeDeclHandler = lambda: _doctype_refused(doctype[0] if doctype else None)
     try:
         for chunk in chunks:
             parser.feed(chunk)
@@ -356,8 +353,10 @@ def _fetchable(url: str, allow_private: bool) -> str:
                 parts = urlsplit("")
             if parts.scheme.lower() in ("http", "https") and parts.hostname and "@" not in parts.netloc:
                 return urlunsplit((parts.scheme.lower(), parts.netloc, parts.path or "/", parts.query, ""))
-        hint = "" if allow_private else " (allow_private=True / --allow-private-hosts fetches from a local sandbox)"
-        raise SitemapError(f"cannot fetch {url}: {problem}{hint if 'public' in problem or 'local' in problem else ''}") from None
+        hint = ""
+        if not allow_private and "host" in problem:
+            hint = "; --allow-private-hosts (allow_private=True) lets a local sandbox through"
+        raise SitemapError(f"cannot fetch {url}: {problem}{hint}") from None
 
 
 def fetch_sitemap(
@@ -497,7 +496,7 @@ class SitemapReader:
     def __enter__(self) -> SitemapReader:
         return self
 
-    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import requests
@@ -186,7 +186,7 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
                 connection.execute(
                     sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark)
                 )
-    return [Claimed(*row) for row in found]
+    return sorted((Claimed(*row) for row in found), key=lambda row: row.id)
 
 
 def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime) -> int:
@@ -336,11 +336,16 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
 
 
 def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
-    """After a 429, stop every process sending to this endpoint until the pause ends."""
-    seconds = answer.retry_after if answer.retry_after is not None else state.settings.retry_delay
+    """After a 429, stop every process sending to this endpoint until the pause ends.
+
+    The pause ends when the refused batch is due again: INDEXNOW_RETRY_DELAY,
+    or the Retry-After when that is longer (capped at a day).
+    """
+    now = clock.utcnow()
+    seconds = (retry_at(state.settings, answer, now) - now).total_seconds()
     if seconds <= 0:
         return
-    until = clock.utcnow().timestamp() + seconds
+    until = now.timestamp() + seconds
     try:
         state.cache.set(_pause_key(state), until, timeout=int(seconds) + 1)
     except Exception:
@@ -349,16 +354,16 @@ def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
 
 
 def endpoint_paused_until(state: IndexNowState) -> datetime | None:
+    """When the pause after a 429 ends, or None when sending is allowed now."""
     try:
         value = state.cache.get(_pause_key(state))
-    except Exception:
+        until = None if value is None else float(value)
+    except Exception:  # a cache outage or a foreign value must not stop delivery
         logger.warning("IndexNow: could not read the endpoint pause from the cache", exc_info=True)
         return None
-    if value is None or float(value) <= clock.utcnow().timestamp():
+    if until is None or until <= clock.utcnow().timestamp():
         return None
-    return datetime.fromtimestamp(float(value), tz=clock.utcnow().tzinfo)
-
-
+    return datetime.fromtimestamp(until, tz=timezone.utc)
 
 
 def _pause_key(state: IndexNowState) -> str:

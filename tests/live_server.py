@@ -11,9 +11,9 @@ from werkzeug.serving import make_server
 
 
 @contextmanager
-def serve(app: Flask) -> Iterator[str]:
+def serve(app: Flask, port: int = 0) -> Iterator[str]:
     """Yield the base URL of ``app`` served by a threaded werkzeug server."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,9 +1,40 @@
-"""Recurring schedules and jobs (SPEC §6). Being built: see issue 3."""
+"""Recurring schedules and jobs (SPEC §6).
+
+Schedules live in ``indexnow_schedules`` and are turned into jobs in
+``indexnow_jobs`` by the scheduler tick, which ``flask indexnow work`` runs
+about once a minute (or ``flask indexnow schedule run`` by hand). Workers claim
+and run the jobs. The modules, one job each:
+
+- :mod:`.intervals` and :mod:`.cron`: the timing grammars;
+- :mod:`.schedules`: schedule rows, :class:`OverlapPolicy`, saving;
+- :mod:`.builder`: ``indexnow.schedule(...)…save()``;
+- :mod:`.scheduler`: the tick (exactly-once dispatch) and the heartbeat;
+- :mod:`.jobs`: claim, run, retry;
+- :mod:`.builtins` and :mod:`.prune`: the built-in handlers;
+- :mod:`.runner` and :mod:`.cli`: the long-running worker and the commands.
+"""
 
 from __future__ import annotations
 
-from ..state import IndexNowState
+from .builder import PendingSchedule
+from .builtins import PROCESS_QUEUE, PRUNE_HISTORY, ensure_builtin_schedules
+from .jobs import JobsResult
+from .prune import PruneResult, prune_history
+from .runner import Worker
+from .scheduler import Scheduler, scheduler_active
+from .schedules import OverlapPolicy, ScheduleInfo
 
-
-def ensure_builtin_schedules(state: IndexNowState) -> None:
-    """Placeholder until the scheduler lands; the tick calls it as its backup cron."""
+__all__ = [
+    "PROCESS_QUEUE",
+    "PRUNE_HISTORY",
+    "JobsResult",
+    "OverlapPolicy",
+    "PendingSchedule",
+    "PruneResult",
+    "ScheduleInfo",
+    "Scheduler",
+    "Worker",
+    "ensure_builtin_schedules",
+    "prune_history",
+    "scheduler_active",
+]

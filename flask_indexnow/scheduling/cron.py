@@ -83,7 +83,8 @@ class Cron:
         after = after.astimezone(timezone.utc)
         try:
             if self.timezone == "UTC":  # nothing jumps: the next wall time is the answer
-                return self._walls(after.replace(tzinfo=None)).get_next(datetime).replace(tzinfo=timezone.utc)
+                wall: datetime = self._walls(after.replace(tzinfo=None)).get_next(datetime)
+                return wall.replace(tzinfo=timezone.utc)
             quick = _instant(self._walls(after.astimezone(zone).replace(tzinfo=None)).get_next(datetime), zone, 0)
             if quick > after and _steady(zone, after) and _steady(zone, quick):
                 return quick  # no clock change near either end: wall order is time order
@@ -101,7 +102,7 @@ class Cron:
         walls = self._walls(after.astimezone(zone).replace(tzinfo=None) - _SHIFT)
         best: datetime | None = None
         for _ in range(100_000):
-            wall: datetime = walls.get_next(datetime)
+            wall = walls.get_next(datetime)
             first = _instant(wall, zone, fold=0)
             if best is not None and first - _SHIFT >= best:
                 return best

@@ -1,0 +1,204 @@
+"""``flask indexnow key check``: fetch each host's key file the way an engine would (SPEC §11).
+
+An engine that receives a submission GETs the ``keyLocation`` and accepts the
+key only when that request answers 200 with the key itself. Engines do not
+follow redirects for it, so a redirect (``http`` → ``https``, bare → ``www``)
+is reported as a problem too. The check tolerates what engines tolerate in
+practice: a UTF-8 byte order mark and whitespace around the key (a trailing
+newline from an editor); any other difference is "wrong content".
+
+No database transaction is open while fetching: the hosts are read first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import requests
+import sqlalchemy as sa
+import urllib3
+
+from .config import key_problem
+from .endpoint import key_for, key_location, new_http_session
+from .errors import InvalidURLError
+from .state import IndexNowState
+from .urls import check_url
+
+#: Bytes of a key file read at most: a key is 8-128 characters.
+MAX_BODY = 4096
+#: Hosts the default list (queue, history, settings) holds at most.
+MAX_HOSTS = 1000
+_HOST_RE = re.compile(r"^(\[[0-9a-f:.%]+\]|[a-z0-9_.-]+)(:\d{1,5})?$")
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+@dataclass(frozen=True)
+class KeyProblem:
+    """One thing wrong with a host's key file, with what to do about it."""
+
+    code: str  # "missing" | "wrong_content" | "wrong_content_type" | "redirect" | "blocked" | "http_error"
+    #          # | "unreachable" | "refused" | "no_key" | "invalid_host"
+    message: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class KeyCheckResult:
+    """The verdict for one host: ``ok`` when an engine would accept its key file."""
+
+    host: str
+    url: str | None
+    http_status: int | None = None
+    problems: list[KeyProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def known_hosts(state: IndexNowState) -> list[str]:
+    """Hosts worth checking: those in the queue and history, INDEXNOW_KEYS and INDEXNOW_ALLOWED_HOSTS."""
+    settings = state.settings
+    hosts = set(settings.keys) | set(settings.allowed_hosts or ())
+    models = state.models
+    with state.engine().connect() as connection:
+        for table in (models.Queue.__table__, models.History.__table__):
+            hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
+    return sorted(hosts)[:MAX_HOSTS]
+
+
+def normalise_host(text: str) -> str:
+    """``example.com``, ``Example.COM.``, ``https://example.com/`` → ``example.com`` (a port is kept)."""
+    text = text.strip()
+    if "://" in text:
+        text = urlsplit(text).netloc
+    host = text.lower().rstrip(".")
+    if not _HOST_RE.match(host):
+        raise InvalidURLError(f"{text!r} is not a host name")
+    return host
+
+
+def check_key_files(
+    state: IndexNowState, hosts: Iterable[str] | None = None, *, http: requests.Session | None = None
+) -> list[KeyCheckResult]:
+    """Fetch the key file of each host (default: :func:`known_hosts`) and judge it.
+
+    Private and loopback hosts are refused unless INDEXNOW_ALLOW_PRIVATE_ENDPOINT
+    is set, as for the endpoint itself. Never raises for what a host answers.
+    """
+    names = known_hosts(state) if hosts is None else list(dict.fromkeys(hosts))
+    session = http or new_http_session()
+    try:
+        return [check_key_file(state, name, session) for name in names]
+    finally:
+        if http is None:
+            session.close()
+
+
+def check_key_file(state: IndexNowState, host: str, http: requests.Session) -> KeyCheckResult:
+    settings = state.settings
+    try:
+        host = normalise_host(host)
+    except InvalidURLError as exc:
+        return KeyCheckResult(host, None, problems=[KeyProblem("invalid_host", str(exc), "Pass a host name such as example.com.")])
+    key = key_for(settings, _without_port(host))
+    if key is None or key_problem(key):
+        return KeyCheckResult(host, None, problems=[KeyProblem(
+            "no_key", f"no valid key for {host}",
+            "Set INDEXNOW_KEY (run `flask indexnow key generate`) or INDEXNOW_KEYS[host].",
+        )])
+    url = key_location(settings, host, key)
+    if not settings.allow_private_endpoint:
+        try:
+            check_url(url)
+        except InvalidURLError as exc:
+            return KeyCheckResult(host, url, problems=[KeyProblem(
+                "refused", f"not fetched: {exc}",
+                "Only public hosts are checked; set INDEXNOW_ALLOW_PRIVATE_ENDPOINT for a local sandbox.",
+            )])
+    return _judge(url, key, http, settings.timeout, host)
+
+
+def _judge(url: str, key: str, http: requests.Session, timeout: float, host: str) -> KeyCheckResult:
+    try:
+        response = http.get(url, timeout=timeout, allow_redirects=False, stream=True)
+    except requests.Timeout:
+        return _unreachable(host, url, f"no answer within {timeout:g}s")
+    except requests.RequestException as exc:
+        return _unreachable(host, url, f"cannot connect ({exc.__class__.__name__})")
+    with response:
+        status = response.status_code
+        if status in _REDIRECTS:
+            target = response.headers.get("Location", "?")
+            return KeyCheckResult(host, url, status, [KeyProblem(
+                "redirect", f"HTTP {status} redirect to {target}; engines do not follow it",
+                f"Serve the key file at {url} itself, without a redirect (http→https and www redirects count).",
+            )])
+        if status == 404:
+            return KeyCheckResult(host, url, status, [KeyProblem(
+                "missing", "key file missing (HTTP 404)",
+                f"Serve a text file at {url} holding just the key (the extension serves /<key>.txt itself "
+                "when INDEXNOW_KEY_LOCATION is unset; check that this host reaches the app).",
+            )])
+        if status in (401, 403):
+            return KeyCheckResult(host, url, status, [KeyProblem(
+                "blocked", f"key file blocked (HTTP {status})",
+                "Let anonymous clients and crawlers fetch the key file (firewall, login, bot protection).",
+            )])
+        if status != 200:
+            return KeyCheckResult(host, url, status, [KeyProblem(
+                "http_error", f"HTTP {status} for the key file", f"Make {url} answer 200 with the key.",
+            )])
+        try:
+            body = _read_capped(response)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            return _unreachable(host, url, f"the connection failed while reading ({exc.__class__.__name__})")
+        problems = []
+        content_type = response.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() != "text/plain":
+            problems.append(KeyProblem(
+                "wrong_content_type", f"served as {content_type or 'no content type'!r}, not text/plain",
+                "Serve the key file with Content-Type: text/plain; charset=utf-8.",
+            ))
+        served = _served_key(body)
+        if served != key:
+            shown = repr(served[:60]) if served is not None else "bytes that are not UTF-8 text"
+            problems.append(KeyProblem(
+                "wrong_content", f"wrong content: expected the key {key!r}, got {shown}",
+                "The file must hold the key alone, exactly as configured (INDEXNOW_KEY / INDEXNOW_KEYS).",
+            ))
+        return KeyCheckResult(host, url, status, problems)
+
+
+def _without_port(host: str) -> str:
+    if host.startswith("["):
+        return host[: host.index("]") + 1]
+    return host.split(":", 1)[0]
+
+
+def _read_capped(response: requests.Response) -> bytes:
+    body = b""
+    for chunk in response.iter_content(1024):
+        body += chunk
+        if len(body) > MAX_BODY:
+            break
+    return body[: MAX_BODY + 1]
+
+
+def _served_key(body: bytes) -> str | None:
+    """The key as an engine reads it: UTF-8, without a BOM and surrounding whitespace."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.removeprefix("\ufeff").strip()
+
+
+def _unreachable(host: str, url: str, detail: str) -> KeyCheckResult:
+    return KeyCheckResult(host, url, None, [KeyProblem(
+        "unreachable", f"unreachable: {detail}",
+        f"Make sure {url} can be reached from the internet (DNS, firewall, TLS certificate).",
+    )])

@@ -1,0 +1,118 @@
+"""The built-in job handlers and their schedules.
+
+=========================  ==============  ===================================
+handler                    default         what it does
+=========================  ==============  ===================================
+``indexnow.process_queue`` every 1 minute  a worker pass (the backup cron)
+``indexnow.prune_history`` every 1 day     deletes history older than
+                                           INDEXNOW_HISTORY_RETENTION_DAYS
+=========================  ==============  ===================================
+
+Both use the SKIP overlap policy and the ``default`` queue, and first come
+due one interval after they are created. They are created when missing,
+never changed: ``flask indexnow schedule add indexnow.process_queue
+--every "5 minutes"`` sticks.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import clock
+from ..state import IndexNowState, get_state, logger
+from .intervals import parse_interval
+from .schedules import OverlapPolicy
+
+PROCESS_QUEUE = "indexnow.process_queue"
+PRUNE_HISTORY = "indexnow.prune_history"
+#: How long a process trusts that the built-in schedules exist before looking again.
+RECHECK_SECONDS = 3600.0
+
+
+def _process_queue(payload: Any) -> None:
+    from ..worker import process_queue
+
+    limit = payload.get("limit") if isinstance(payload, dict) else None
+    process_queue(get_state(), limit)
+
+
+def _prune_history(payload: Any) -> None:
+    from .prune import prune_history
+
+    days = payload.get("days") if isinstance(payload, dict) else None
+    prune_history(get_state(), days)
+
+
+BUILTIN_HANDLERS: dict[str, Callable[[Any], Any]] = {
+    PROCESS_QUEUE: _process_queue,
+    PRUNE_HISTORY: _prune_history,
+}
+#: handler → default interval.
+BUILTIN_INTERVALS = {PROCESS_QUEUE: "1 minute", PRUNE_HISTORY: "1 day"}
+
+_ensured: dict[int, tuple[weakref.ref[IndexNowState], float]] = {}
+_ensured_lock = threading.Lock()
+
+
+def ensure_builtin_schedules(state: IndexNowState) -> None:
+    """Create the built-in schedules that are missing.
+
+    Cheap enough for every tick: after one look at the table a process
+    trusts the answer for :data:`RECHECK_SECONDS`. Never raises: a database
+    problem is logged and looked at again next time.
+    """
+    key = id(state)
+    with _ensured_lock:
+        seen = _ensured.get(key)
+        if seen is not None and seen[0]() is state and time.monotonic() - seen[1] < RECHECK_SECONDS:
+            return
+    try:
+        create_missing(state)
+    except Exception:
+        logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
+        return
+    with _ensured_lock:
+        _ensured[key] = (weakref.ref(state), time.monotonic())
+
+
+def forget_ensured(state: IndexNowState) -> None:
+    """Make the next :func:`ensure_builtin_schedules` look at the table again."""
+    with _ensured_lock:
+        _ensured.pop(id(state), None)
+
+
+def create_missing(state: IndexNowState) -> list[str]:
+    """Insert the built-in schedules not in the table yet; return their handlers."""
+    table = state.models.Schedule.__table__
+    wanted = dict(BUILTIN_INTERVALS)
+    if state.settings.history_retention_days is None:
+        wanted.pop(PRUNE_HISTORY)
+    created: list[str] = []
+    engine = state.engine()
+    with engine.connect() as connection:
+        existing = set(connection.execute(
+            sa.select(table.c.handler).where(table.c.handler.in_(list(wanted)))
+        ).scalars())
+    for handler, expression in wanted.items():
+        if handler in existing:
+            continue
+        now = clock.utcnow()
+        try:
+            with engine.begin() as connection:
+                connection.execute(sa.insert(table).values(
+                    handler=handler, payload=None, queue="default", kind="interval", expression=expression,
+                    timezone="UTC", overlap=OverlapPolicy.SKIP.value, anchor=now,
+                    next_run=parse_interval(expression).first_after(now, now), enabled=True, created_at=now,
+                ))
+            created.append(handler)
+        except sa.exc.IntegrityError:
+            pass  # another process created it first
+    if created:
+        logger.info("IndexNow: created the built-in schedule(s) %s", ", ".join(created))
+    return created

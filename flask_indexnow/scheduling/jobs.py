@@ -1,0 +1,289 @@
+"""Jobs: one run of a handler, claimed atomically, retried with backoff.
+
+A job's life: ``pending`` → claimed (``processing``, ``attempts + 1``, a
+random ``claim_token``) → the handler runs with no database transaction open
+→ ``completed``, or on an exception ``pending`` again after an exponential
+backoff (INDEXNOW_JOB_RETRY_DELAY × 2^(attempts − 1), at most a day), or
+``failed`` once ``attempts`` reaches ``max_attempts``. These attempts are the
+job's own, unrelated to URL delivery attempts.
+
+The claim is the same as the URL queue's: ``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL and MySQL/MariaDB, one ``UPDATE … RETURNING`` on SQLite. Every
+later write matches on the claim token, so a job taken back as stale and
+claimed again is finished only by its new owner. While a handler runs, a
+lease thread keeps ``claimed_at`` fresh, so a long job is not mistaken for a
+crashed one; a job whose worker died is taken back after
+INDEXNOW_STALE_AFTER (or failed, if that was its last attempt).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import clock
+from ..sqlutil import dialect_name
+from ..state import IndexNowState
+
+logger = logging.getLogger("flask_indexnow")
+
+#: The longest a retry waits, whatever the backoff says.
+MAX_BACKOFF = 86400.0
+_ERROR_MAX = 2000
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: int
+    handler: str
+    queue: str
+    payload: Any
+    attempts: int
+    max_attempts: int
+    token: str
+
+
+@dataclass
+class JobsResult:
+    """What one round of jobs did."""
+
+    completed: int = 0
+    retried: int = 0
+    failed: int = 0
+    reset_stale: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ran(self) -> int:
+        return self.completed + self.retried + self.failed
+
+    def __str__(self) -> str:
+        return f"{self.ran} job(s) run: {self.completed} completed, {self.retried} to retry, {self.failed} failed"
+
+
+class UnknownHandlerError(LookupError):
+    """A job names a handler that this process never registered."""
+
+
+def dispatch(
+    state: IndexNowState,
+    handler: str,
+    payload: Any = None,
+    queue: str = "default",
+    *,
+    connection: Any = None,
+    occurrence_key: str | None = None,
+    available_at: datetime | None = None,
+) -> None:
+    """Add a pending job (in ``connection``'s transaction when given)."""
+    now = clock.utcnow()
+    values = {
+        "handler": handler, "queue": queue, "payload": payload, "status": "pending", "attempts": 0,
+        "max_attempts": state.settings.job_max_attempts, "available_at": available_at or now,
+        "occurrence_key": occurrence_key, "created_at": now,
+    }
+    table = state.models.Job.__table__
+    if connection is not None:
+        connection.execute(sa.insert(table).values(**values))
+        return
+    with state.engine().begin() as own:
+        own.execute(sa.insert(table).values(**values))
+
+
+def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
+    """Take jobs whose worker vanished back to pending (failed, if it was their last attempt)."""
+    jobs = state.models.Job.__table__
+    now = now or clock.utcnow()
+    cutoff = now - timedelta(seconds=state.settings.stale_after)
+    stale = sa.and_(jobs.c.status == "processing", jobs.c.claimed_at < cutoff)
+    message = f"the worker running this job stopped without finishing it (no sign of life for {state.settings.stale_after:g}s)"
+    released = {"claimed_at": None, "claim_token": None, "last_error": message}
+    with state.engine().begin() as connection:
+        failed = connection.execute(
+            sa.update(jobs).where(stale, jobs.c.attempts >= jobs.c.max_attempts)
+            .values(status="failed", finished_at=now, **released)
+        ).rowcount
+        retried = connection.execute(
+            sa.update(jobs).where(stale).values(status="pending", available_at=now, **released)
+        ).rowcount
+    count = int(failed) + int(retried)
+    if count:
+        logger.warning("IndexNow: %d stale job(s) taken back (%d failed at their last attempt)", count, failed)
+    return count
+
+
+def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None = None) -> ClaimedJob | None:
+    """Atomically take the oldest due pending job (of ``queues``, or any queue)."""
+    jobs = state.models.Job.__table__
+    engine = state.engine()
+    now = now or clock.utcnow()
+    token = secrets.token_hex(16)
+    where = [jobs.c.status == "pending", jobs.c.available_at <= now]
+    if queues:
+        where.append(jobs.c.queue.in_(list(queues)))
+    columns = (jobs.c.id, jobs.c.handler, jobs.c.queue, jobs.c.payload, jobs.c.attempts, jobs.c.max_attempts)
+    pick = sa.select(jobs.c.id).where(*where).order_by(jobs.c.available_at, jobs.c.id).limit(1)
+    mark = {"status": "processing", "claimed_at": now, "claim_token": token, "attempts": jobs.c.attempts + 1}
+    dialect = dialect_name(engine)
+    with engine.begin() as connection:
+        if dialect in ("postgresql", "sqlite"):
+            if dialect == "postgresql":
+                pick = pick.with_for_update(skip_locked=True)
+            row = connection.execute(
+                sa.update(jobs).where(jobs.c.id.in_(pick.scalar_subquery())).values(**mark).returning(*columns)
+            ).first()
+            if row is None:
+                return None
+            return ClaimedJob(row.id, row.handler, row.queue, row.payload, row.attempts, row.max_attempts, token)
+        row = connection.execute(
+            sa.select(*columns).where(*where).order_by(jobs.c.available_at, jobs.c.id).limit(1)
+            .with_for_update(skip_locked=dialect == "mysql")
+        ).first()
+        if row is None:
+            return None
+        connection.execute(sa.update(jobs).where(jobs.c.id == row.id).values(**mark))
+        return ClaimedJob(row.id, row.handler, row.queue, row.payload, row.attempts + 1, row.max_attempts, token)
+
+
+def resolve_handler(state: IndexNowState, name: str) -> Callable[[Any], Any]:
+    """The function registered for ``name``: the app's own, else a built-in."""
+    from .builtins import BUILTIN_HANDLERS
+
+    handler = state.extension.job_handlers.get(name) or BUILTIN_HANDLERS.get(name)
+    if handler is None:
+        raise UnknownHandlerError(
+            f"no handler named {name!r} is registered in this process "
+            f"(register it with @indexnow.job({name!r}) in code the worker imports)"
+        )
+    return handler
+
+
+def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = None) -> str:
+    """Run a claimed job and record how it ended; returns the job's new status.
+
+    Nothing the handler does (an exception, ``sys.exit``) escapes: one bad
+    job never stops the worker.
+    """
+    result = result if result is not None else JobsResult()
+    error: str | None = None
+    try:
+        handler = resolve_handler(state, job.handler)
+        # The claim is committed; the handler starts with no transaction open.
+        state.db.session.remove()
+        with _Lease(state, job):
+            handler(job.payload)
+    except (Exception, SystemExit) as exc:
+        error = _describe(exc)
+        logger.error("IndexNow: job %s (%s, attempt %d/%d) failed: %s", job.id, job.handler,
+                     job.attempts, job.max_attempts, error.splitlines()[0],
+                     exc_info=not isinstance(exc, UnknownHandlerError))
+    finally:
+        try:
+            state.db.session.remove()  # whatever the handler left open is rolled back
+        except Exception:
+            logger.warning("IndexNow: could not clean up the session after job %s", job.id, exc_info=True)
+    status = finish(state, job, error)
+    if status == "completed":
+        result.completed += 1
+    elif status == "pending":
+        result.retried += 1
+    elif status == "failed":
+        result.failed += 1
+    if error is not None:
+        result.errors.append(f"{job.handler}: {error.splitlines()[0]}")
+    return status
+
+
+def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
+    """Write the outcome of ``job`` (if we still own it); returns its status."""
+    jobs = state.models.Job.__table__
+    now = clock.utcnow()
+    ours = sa.and_(jobs.c.id == job.id, jobs.c.claim_token == job.token)
+    released: dict[str, Any] = {"claimed_at": None, "claim_token": None}
+    values: dict[str, Any]
+    if error is None:
+        status, values = "completed", {"finished_at": now, "last_error": None, **released}
+    elif job.attempts >= job.max_attempts:
+        status, values = "failed", {"finished_at": now, "last_error": error[:_ERROR_MAX], **released}
+    else:
+        delay = min(MAX_BACKOFF, state.settings.job_retry_delay * 2 ** (job.attempts - 1))
+        status = "pending"
+        values = {"available_at": now + timedelta(seconds=delay), "last_error": error[:_ERROR_MAX], **released}
+    with state.engine().begin() as connection:
+        owned = connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount
+    if not owned:
+        logger.warning("IndexNow: job %s finished after its claim was taken back; outcome not recorded", job.id)
+        return "lost"
+    return status
+
+
+def run_due(
+    state: IndexNowState,
+    queues: Sequence[str] = (),
+    *,
+    limit: int | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> JobsResult:
+    """Take back stale jobs, then claim and run due jobs one at a time.
+
+    Stops after ``limit`` jobs (default INDEXNOW_BATCH_SIZE), when none is
+    due, or when ``should_stop()`` says so between two jobs.
+    """
+    limit = state.settings.batch_size if limit is None else limit
+    result = JobsResult(reset_stale=reset_stale(state))
+    for _ in range(limit):
+        if should_stop():
+            break
+        job = claim(state, queues)
+        if job is None:
+            break
+        run_one(state, job, result)
+    return result
+
+
+class _Lease:
+    """While a handler runs, keep its ``claimed_at`` fresh from a side thread."""
+
+    def __init__(self, state: IndexNowState, job: ClaimedJob) -> None:
+        self.engine = state.engine()
+        self.table = state.models.Job.__table__
+        self.job = job
+        self.every = max(1.0, state.settings.stale_after / 3)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._renew, name=f"indexnow-job-{job.id}-lease", daemon=True)
+
+    def _renew(self) -> None:
+        table = self.table
+        while not self.done.wait(self.every):
+            try:
+                with self.engine.begin() as connection:
+                    connection.execute(
+                        sa.update(table)
+                        .where(table.c.id == self.job.id, table.c.claim_token == self.job.token)
+                        .values(claimed_at=clock.utcnow())
+                    )
+            except Exception:
+                logger.warning("IndexNow: could not renew the claim of job %s", self.job.id, exc_info=True)
+
+    def __enter__(self) -> _Lease:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UnknownHandlerError):
+        return str(exc)
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text[:_ERROR_MAX]

@@ -1,0 +1,51 @@
+"""The one-line answer at the top of the status page: is it working, and if not, why."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..state import IndexNowState
+
+#: A due row waiting longer than this (or INDEXNOW_STALE_AFTER, if longer) means nothing is delivering.
+LATE_AFTER = 900
+
+
+@dataclass(frozen=True)
+class Verdict:
+    level: str  # "ok" | "warning" | "error"
+    title: str
+    reasons: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | None = None) -> Verdict:
+    """Sum up :func:`stats.collect_status` data; errors first, then what needs a look."""
+    errors = [c["message"] for c in data["checks"] if not c["ok"] and c["level"] == "error"]
+    if errors:
+        return Verdict("error", "Not sending", errors)
+    queue = data["queue"]
+    reasons: list[str] = []
+    if paused_until is not None:
+        reasons.append(f"The endpoint asked to pause (HTTP 429); sending resumes at {paused_until:%Y-%m-%d %H:%M} UTC.")
+    if queue["failed"]:
+        reasons.append(f"{queue['failed']} URL(s) failed and wait for “Retry failed” or a new change.")
+    rejected = [h["host"] for h in data["hosts"] if h["state"] == "rejected"]
+    if rejected:
+        shown = ", ".join(rejected[:3]) + (" …" if len(rejected) > 3 else "")
+        reasons.append(f"The engine rejected the key for {shown}: see Hosts and keys.")
+    age = queue["oldest_due_age_seconds"]
+    if age is not None and age > max(LATE_AFTER, state.settings.stale_after):
+        reasons.append(f"The oldest due URL has waited {age / 60:.0f} minutes: is anything processing the queue?")
+    reasons += [c["message"] for c in data["checks"] if not c["ok"] and c["level"] != "error"]
+    if reasons:
+        return Verdict("warning", "Needs attention", reasons)
+    delivered = data["history_24h"]["success"] + data["history_24h"]["dry_run"]
+    due = queue["due_now"]
+    detail = f"{delivered} URL(s) delivered in the last 24 hours; " + (
+        f"{due} due now." if due else "nothing is due now."
+    )
+    return Verdict("ok", "Working", [detail])

@@ -1,0 +1,60 @@
+"""The demo site: edit a page → queue → delivered to its own sandbox receiver."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import requests
+
+from demo.app import create_app
+from demo.sandbox import _received
+
+from .live_server import serve
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_edit_a_page_and_see_it_arrive_in_the_sandbox(tmp_path: Any, monkeypatch: Any) -> None:
+    port = free_port()
+    monkeypatch.setenv("FLASK_RUN_PORT", str(port))
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
+    _received.clear()
+    with serve(app, port) as base:
+        web = requests.Session()
+        assert web.get(base + "/indexnow/", timeout=10).status_code == 403  # status page needs the login
+        assert "Wrong password" in web.post(base + "/login", data={"password": "nope"}, timeout=10).text
+        web.post(base + "/login", data={"password": "demo"}, timeout=10)
+        saved = web.post(base + "/admin/new", data={"title": "Hello", "slug": "hello", "body": "Hi", "published": "on"},
+                         timeout=10)
+        assert "The change is queued" in saved.text
+        arrived = _wait_for(lambda: [u for b in _received for u in b["urls"]])
+        assert sorted(arrived) == ["https://demo.example.com/", "https://demo.example.com/pages/hello"]
+        assert "https://demo.example.com/pages/hello" in web.get(base + "/sandbox/", timeout=10).text
+        assert web.get(base + "/indexnow/", timeout=10).status_code == 200
+        assert web.get(base + "/d3m0k3y0f1ndexn0w.txt", timeout=10).text == "d3m0k3y0f1ndexn0w"
+
+
+def test_bad_form_input_is_a_message_not_an_error(tmp_path: Any) -> None:
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
+    client = app.test_client()
+    client.post("/login", data={"password": "demo"})
+    page = client.post("/admin/new", data={"title": "", "slug": "bad slug!"})
+    assert page.status_code == 200 and "A title and a slug" in page.get_data(as_text=True)
+    page = client.post("/admin/new", data={"title": "T", "slug": "t", "publish_at": "soon"})
+    assert "Publish time must look like" in page.get_data(as_text=True)
+
+
+def _wait_for(probe: Any, seconds: float = 10) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.05)
+    return probe()
