@@ -13,9 +13,17 @@ DEFAULT_LOCATION = "https://{host}/{key}.txt"
 
 
 def serves_key_file(state: IndexNowState) -> bool:
-    """True when the key file lives at the site root (INDEXNOW_KEY_LOCATION unset or the default)."""
+    """True when the key file is this host's ``/{key}.txt``, which the extension then serves.
+
+    That is INDEXNOW_KEY_LOCATION unset, or a template that still names the
+    request's own host and the root path (``http://{host}/{key}.txt`` too);
+    any other location is served by someone else.
+    """
     location = state.settings.key_location
-    return location is None or location == DEFAULT_LOCATION
+    if location is None:
+        return True
+    parts = urlsplit(location)
+    return parts.netloc == "{host}" and parts.path == "/{key}.txt" and not parts.query and not parts.fragment
 
 
 def register_key_file(app: Flask, state: IndexNowState) -> None:

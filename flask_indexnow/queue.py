@@ -174,7 +174,20 @@ def after_write(state: IndexNowState, entries: list[Entry], session: Any | None)
     for action in ACTIONS:
         urls = [e.url for e in entries if e.action == action]
         if urls:
-            signals.url_enqueued.send(app, urls=urls, action=action)
+            send_signal(signals.url_enqueued, app, urls=urls, action=action)
+
+
+def send_signal(signal: Any, app: Any, **kwargs: Any) -> None:
+    """Send one of the extension's own signals; a failing receiver is logged, never raised.
+
+    The rows it reports on are already written (or joined to the caller's
+    transaction): a receiver's bug must not roll back a save or leave a batch
+    claimed until INDEXNOW_STALE_AFTER.
+    """
+    try:
+        signal.send(app, **kwargs)
+    except Exception:
+        logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)
 
 
 def flush_pending_due(state: IndexNowState, session: Any) -> None:

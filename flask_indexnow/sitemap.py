@@ -37,6 +37,7 @@ from typing import IO, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
+import sqlalchemy as sa
 import urllib3
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from defusedxml.ElementTree import DefusedXMLParser, ParseError
@@ -491,6 +492,8 @@ class SitemapReader:
             self.root = _Document(text, url=_fetchable(text, allow_private))
         else:
             path = Path(text).expanduser()
+            if not path.exists() and re.match(r"^[\w-]+(\.[\w-]+)+/", text):
+                raise SitemapError(f"{text}: no such file (for a URL, write https://{text})")
             self.root = _Document(text, path=path.resolve())
 
     def __enter__(self) -> SitemapReader:
@@ -621,6 +624,9 @@ def submit_sitemap(
         raise IndexNowError("INDEXNOW_ENABLED is False: nothing queued")
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
+    queue_table = state.models.Queue.__table__
+    with state.engine().connect() as connection:  # missing tables fail now, not after the download
+        connection.execute(sa.select(queue_table.c.id).limit(1)).all()
     with SitemapReader(source, since, allow_private=allow_private, timeout=state.settings.timeout) as reader:
         total = sum(1 for _ in reader)
         result = SitemapResult()

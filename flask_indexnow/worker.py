@@ -35,6 +35,7 @@ from .endpoint import (
     sending_problem,
 )
 from .models import url_hash
+from .queue import send_signal
 from .sqlutil import chunks, dialect_name, upsert
 from .state import IndexNowState
 
@@ -251,35 +252,49 @@ def finish(
     answer: Answer,
     result: PassResult,
 ) -> None:
-    """Step 5 for one batch: queue update, history and ledger in one transaction."""
+    """Step 5 for one batch: queue update, history and ledger in one short transaction.
+
+    Only rows still carrying our claim token are changed. A row that lost its
+    claim meanwhile (taken back as stale and claimed by another pass, or reset
+    to ``pending`` by a newer event) belongs to someone else: it is neither
+    deleted nor failed, and not counted as retried or failed here. Its history
+    row still records what this attempt got back, because the POST did happen.
+    """
     settings = state.settings
     models = state.models
     queue = models.Queue.__table__
     now = clock.utcnow()
-    ours = sa.and_(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
     history: list[dict[str, Any]] = []
 
-    def record(row: Claimed, status: str, attempts: int) -> None:
+    def record(row: Claimed, status: str) -> None:
         history.append({
             "host": row.host, "url": row.url, "action": row.action, "status": status,
-            "http_status": answer.http_status, "error": answer.error, "attempts": attempts, "created_at": now,
+            "http_status": answer.http_status, "error": answer.error, "attempts": row.attempts + 1,
+            "created_at": now,
         })
 
     retried: list[Claimed] = []
     failed: list[Claimed] = []
     with engine.begin() as connection:
+        # Lock our rows (PostgreSQL, MySQL) so a concurrent event waits for this commit.
+        owned = set(connection.execute(
+            sa.select(queue.c.id)
+            .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
+            .with_for_update()
+        ).scalars())
         if answer.outcome == "success":
-            connection.execute(sa.delete(queue).where(ours))
-            status = "dry_run" if settings.dry_run else "success"
+            if owned:
+                connection.execute(sa.delete(queue).where(queue.c.id.in_(owned), queue.c.claim_token == token))
             for row in rows:
-                record(row, status, row.attempts + 1)
+                record(row, "dry_run" if settings.dry_run else "success")
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
         else:
             for row in rows:
                 permanent = answer.outcome == "failed" or row.attempts + 1 >= settings.max_attempts
-                (failed if permanent else retried).append(row)
-                record(row, "failed" if permanent else "retry", row.attempts + 1)
+                if row.id in owned:
+                    (failed if permanent else retried).append(row)
+                record(row, "failed" if permanent else "retry")
             common = {
                 "attempts": queue.c.attempts + 1, "claimed_at": None, "claim_token": None,
                 "last_error": answer.error, "last_http_status": answer.http_status, "updated_at": now,
@@ -300,22 +315,20 @@ def finish(
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     host = rows[0].host
-    urls = [r.url for r in rows]
     if answer.outcome == "success":
         if settings.dry_run:
             result.dry_run += len(rows)
         else:
             result.succeeded += len(rows)
-        signals.batch_sent.send(app, host=host, urls=urls, status=answer.http_status, duration=answer.duration)
+        send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
+                    duration=answer.duration)
     else:
         result.retried += len(retried)
         result.failed += len(failed)
-        if retried:
-            signals.delivery_failed.send(app, host=host, urls=[r.url for r in retried], status=answer.http_status,
-                                         error=answer.error, permanent=False)
-        if failed:
-            signals.delivery_failed.send(app, host=host, urls=[r.url for r in failed], status=answer.http_status,
-                                         error=answer.error, permanent=True)
+        for group, permanent in ((retried, False), (failed, True)):
+            if group:
+                send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
+                            status=answer.http_status, error=answer.error, permanent=permanent)
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:

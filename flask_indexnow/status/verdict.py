@@ -17,16 +17,23 @@ class Verdict:
     level: str  # "ok" | "warning" | "error"
     title: str
     reasons: list[str] = field(default_factory=list)
+    #: Warnings that do not stop delivery (no worker seen, dry run …).
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | None = None) -> Verdict:
-    """Sum up :func:`stats.collect_status` data; errors first, then what needs a look."""
+    """Sum up :func:`stats.collect_status` data: errors first, then what needs a look.
+
+    Failing warning-level checks (no worker seen, dry run) are notes: they
+    weaken a promise but do not stop the URLs from going out.
+    """
     errors = [c["message"] for c in data["checks"] if not c["ok"] and c["level"] == "error"]
+    notes = [c["message"] for c in data["checks"] if not c["ok"] and c["level"] != "error"]
     if errors:
-        return Verdict("error", "Not sending", errors)
+        return Verdict("error", "Not sending", errors, notes)
     queue = data["queue"]
     reasons: list[str] = []
     if paused_until is not None:
@@ -40,12 +47,11 @@ def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | N
     age = queue["oldest_due_age_seconds"]
     if age is not None and age > max(LATE_AFTER, state.settings.stale_after):
         reasons.append(f"The oldest due URL has waited {age / 60:.0f} minutes: is anything processing the queue?")
-    reasons += [c["message"] for c in data["checks"] if not c["ok"] and c["level"] != "error"]
     if reasons:
-        return Verdict("warning", "Needs attention", reasons)
+        return Verdict("warning", "Needs attention", reasons, notes)
     delivered = data["history_24h"]["success"] + data["history_24h"]["dry_run"]
     due = queue["due_now"]
     detail = f"{delivered} URL(s) delivered in the last 24 hours; " + (
         f"{due} due now." if due else "nothing is due now."
     )
-    return Verdict("ok", "Working", [detail])
+    return Verdict("ok", "Working", [detail], notes)

@@ -102,22 +102,32 @@ def test_gzip_is_detected_by_magic_bytes_not_name(tmp_path):
         assert urls(tmp_path / name) == ["https://example.com/z"], name
 
 
-def test_bounded_memory_for_a_50000_url_sitemap(tmp_path):
-    path = tmp_path / "big.xml"
-    with open(path, "wb") as f:
-        f.write(f'<urlset xmlns="{NS}">'.encode())
-        for n in range(50_000):
-            f.write(f"<url><loc>https://example.com/page/{n}</loc><lastmod>2024-01-01</lastmod></url>\n".encode())
-        f.write(b"</urlset>")
-    size = path.stat().st_size
+def _peak_memory(path: Path) -> tuple[int, int]:
     tracemalloc.start()
     try:
         count = sum(1 for _ in read_sitemap(path))
-        _, peak = tracemalloc.get_traced_memory()
+        return count, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert count == 50_000
-    assert peak < size / 4, (peak, size)  # streaming: far less than the document
+
+
+def _big_sitemap(path: Path, count: int) -> Path:
+    with open(path, "wb") as f:
+        f.write(f'<urlset xmlns="{NS}">'.encode())
+        for n in range(count):
+            f.write(f"<url><loc>https://example.com/page/{n}</loc><lastmod>2024-01-01</lastmod></url>\n".encode())
+        f.write(b"</urlset>")
+    return path
+
+
+def test_memory_stays_flat_as_the_sitemap_grows(tmp_path):
+    small = _big_sitemap(tmp_path / "small.xml", 1_000)
+    large = _big_sitemap(tmp_path / "large.xml", 12_000)
+    count_small, peak_small = _peak_memory(small)
+    count_large, peak_large = _peak_memory(large)
+    assert (count_small, count_large) == (1_000, 12_000)
+    assert peak_large < peak_small * 1.5 + 64 * 1024, (peak_small, peak_large)
+    assert peak_large < large.stat().st_size / 2  # streaming: well under the document itself
 
 
 # -- dates and --since ---------------------------------------------------------------------------
@@ -281,3 +291,5 @@ def test_missing_file_and_directory(tmp_path):
         urls(tmp_path)
     with pytest.raises(SitemapError, match="only http"):
         urls("ftp://example.com/sitemap.xml")
+    with pytest.raises(SitemapError, match="for a URL, write https://example.com/sitemap.xml"):
+        urls("example.com/sitemap.xml")

@@ -1,0 +1,42 @@
+"""SPEC §10: several worker processes share one queue; every URL is delivered exactly once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from .conftest import SERVER_BACKENDS, count, ext
+from .servers import WorkerProcess, shared_config, wait_until
+
+URLS = 5_000
+HOSTS = 20
+WORKERS = 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", SERVER_BACKENDS)
+def test_four_workers_deliver_50000_urls_exactly_once(make_app, counting_endpoint, redis_url, tmp_path):
+    app = make_app(
+        INDEXNOW_ENDPOINT=counting_endpoint.url,
+        INDEXNOW_BATCH_SIZE=500,
+        INDEXNOW_CACHE_TYPE="RedisCache",
+        INDEXNOW_CACHE_REDIS_URL=redis_url,
+    )
+    urls = [f"https://site{n % HOSTS}.example.com/page/{n}" for n in range(URLS)]
+    with app.app_context():
+        assert ext(app).enqueue_many(urls).queued == URLS
+    config = shared_config(app)
+    workers = [WorkerProcess(config, tmp_path / f"worker{n}.log") for n in range(WORKERS)]
+    try:
+        wait_until(lambda: count(app) == 0, 600, "the workers to drain the queue", interval=0.5)
+    finally:
+        codes = [worker.stop() for worker in workers]
+    logs = [worker.output() for worker in workers]
+    assert codes == [0] * WORKERS, logs
+    assert counting_endpoint.counts == Counter(dict.fromkeys(urls, 1))
+    assert count(app, "History") == URLS
+    assert count(app, "History", status="success") == URLS
+    assert count(app) == 0
+    # The work was shared: more than one process claimed rows.
+    assert sum("IndexNow pass: claimed" in log for log in logs) >= 2, logs
