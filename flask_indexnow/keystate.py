@@ -65,15 +65,17 @@ def known_hosts(state: IndexNowState, connection: Any) -> list[str]:
 def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:
     """host → (HTTP status, when) of the latest answer that speaks about the key."""
     history = state.models.History.__table__
-    latest = (
-        sa.select(sa.func.max(history.c.id).label("id"))
+    ranked = (
+        sa.select(
+            history.c.host, history.c.http_status, history.c.created_at,
+            sa.func.row_number().over(
+                partition_by=history.c.host, order_by=(history.c.created_at.desc(), history.c.id.desc())
+            ).label("rank"),
+        )
         .where(history.c.http_status.in_(tuple(STATE_BY_HTTP_STATUS)))
-        .group_by(history.c.host)
         .subquery()
     )
-    query = sa.select(history.c.host, history.c.http_status, history.c.created_at).join(
-        latest, history.c.id == latest.c.id
-    )
+    query = sa.select(ranked.c.host, ranked.c.http_status, ranked.c.created_at).where(ranked.c.rank == 1)
     return {row.host: (int(row.http_status), clock.as_utc(row.created_at)) for row in connection.execute(query)}
 
 

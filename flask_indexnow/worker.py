@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 import sqlalchemy as sa
@@ -46,6 +48,7 @@ logger = logging.getLogger("flask_indexnow")
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+T = TypeVar("T")
 
 
 @dataclass
@@ -87,6 +90,54 @@ class Claimed:
     fingerprint: str | None
 
 
+_DB_ATTEMPTS = 4
+
+
+@contextmanager
+def _transaction(engine: Any) -> Iterator[Any]:
+    """One short write transaction of the pass.
+
+    MySQL/MariaDB run it in READ COMMITTED: under their default REPEATABLE
+    READ a locking statement keeps locks on every row it scanned, and
+    concurrent workers deadlock on rows none of them wanted.
+    """
+    with engine.connect() as connection:
+        if dialect_name(engine) == "mysql":
+            connection = connection.execution_options(isolation_level="READ COMMITTED")
+        with connection.begin():
+            yield connection
+
+
+def _retrying(work: Callable[[Any], T], engine: Any) -> T:
+    """Run ``work(connection)`` in :func:`_transaction`, again after a deadlock or lock timeout.
+
+    Each try is a whole transaction, rolled back on failure, so a retry
+    repeats nothing half-done. Losing a batch's outcome to a deadlock would
+    leave it claimed until INDEXNOW_STALE_AFTER and then send it twice.
+    """
+    for attempt in range(1, _DB_ATTEMPTS + 1):
+        try:
+            with _transaction(engine) as connection:
+                return work(connection)
+        except sa.exc.DBAPIError as exc:
+            if attempt == _DB_ATTEMPTS or not _is_transient(exc):
+                raise
+            logger.info("IndexNow: database busy (%s); trying again", exc.orig)
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _is_transient(exc: sa.exc.DBAPIError) -> bool:
+    """A deadlock, serialization failure or lock timeout: the transaction may simply be run again."""
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in ("40001", "40P01", "55P03"):  # PostgreSQL
+        return True
+    args = getattr(orig, "args", ())
+    if args and args[0] in (1205, 1213):  # MySQL/MariaDB: lock wait timeout, deadlock
+        return True
+    return "database is locked" in str(orig)  # SQLite, after its busy timeout
+
+
 def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
     """Run one pass; see :meth:`IndexNow.process_queue`."""
     settings = state.settings
@@ -118,10 +169,6 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
         with new_http_session() as http:
             for host, host_rows in by_host.items():
                 for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
-                    paused_until = endpoint_paused_until(state)
-                    if paused_until is not None:
-                        result.released += release(state, engine, token, batch, paused_until)
-                        continue
                     _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
     try:
         with engine.connect() as connection:
@@ -137,19 +184,33 @@ def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
     """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
     queue = state.models.Queue.__table__
     cutoff = now - timedelta(seconds=state.settings.stale_after)
-    with engine.begin() as connection:
-        count = connection.execute(
-            sa.update(queue)
-            .where(queue.c.status == "processing", queue.c.claimed_at < cutoff)
-            .values(status="pending", claimed_at=None, claim_token=None, updated_at=now)
-        ).rowcount
+    stale = (queue.c.status == "processing", queue.c.claimed_at < cutoff)
+    # A plain read first: nearly every pass finds nothing, and then takes no
+    # write lock at all (a range UPDATE would lock index entries that the
+    # finishing passes of other workers need, in the opposite order).
+    with engine.connect() as connection:
+        ids = list(connection.execute(sa.select(queue.c.id).where(*stale)).scalars())
+    if not ids:
+        return 0
+
+    def work(connection: Any) -> int:
+        count = 0
+        for part in chunks(ids, 1000):
+            count += connection.execute(
+                sa.update(queue)
+                .where(queue.c.id.in_(part), *stale)
+                .values(status="pending", claimed_at=None, claim_token=None, updated_at=now)
+            ).rowcount
+        return count
+
+    count = _retrying(work, engine)
     if count:
         logger.warning("IndexNow: %d stale processing rows taken back to pending", count)
-    return int(count)
+    return count
 
 
 def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: str) -> list[Claimed]:
-    """Step 2: atomically mark up to ``limit`` due rows as ours.
+    """Step 2: atomically mark up to ``limit`` due rows as ours; returns them by id.
 
     PostgreSQL and SQLite do it in one ``UPDATE … WHERE id IN (SELECT …)
     RETURNING`` (PostgreSQL with ``FOR UPDATE SKIP LOCKED`` in the sub-select;
@@ -167,39 +228,40 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     )
     mark = {"status": "processing", "claimed_at": now, "claim_token": token}
     dialect = dialect_name(engine)
-    with engine.begin() as connection:
+
+    def work(connection: Any) -> list[Any]:
         if dialect in ("postgresql", "sqlite"):
-            if dialect == "postgresql":
-                due_rows = due_rows.with_for_update(skip_locked=True)
-            found = connection.execute(
-                sa.update(queue).where(queue.c.id.in_(due_rows.scalar_subquery())).values(**mark).returning(*columns)
-            ).all()
-        else:
-            locking = (
-                sa.select(*columns)
-                .where(queue.c.status == "pending", queue.c.available_at <= now)
-                .order_by(queue.c.available_at, queue.c.id)
-                .limit(limit)
-                .with_for_update(skip_locked=dialect == "mysql")
-            )
-            found = connection.execute(locking).all()
-            if found:
-                connection.execute(
-                    sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark)
-                )
-    return sorted((Claimed(*row) for row in found), key=lambda row: row.id)
+            select = due_rows.with_for_update(skip_locked=True) if dialect == "postgresql" else due_rows
+            return list(connection.execute(
+                sa.update(queue).where(queue.c.id.in_(select.scalar_subquery())).values(**mark).returning(*columns)
+            ).all())
+        found = list(connection.execute(
+            sa.select(*columns)
+            .where(queue.c.status == "pending", queue.c.available_at <= now)
+            .order_by(queue.c.available_at, queue.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=dialect == "mysql")
+        ).all())
+        if found:
+            connection.execute(sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark))
+        return found
+
+    return sorted((Claimed(*row) for row in _retrying(work, engine)), key=lambda row: row.id)
 
 
 def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime) -> int:
     """Give claimed rows back untouched (no attempt spent), due at ``until``."""
     queue = state.models.Queue.__table__
-    with engine.begin() as connection:
-        count = connection.execute(
+    now = clock.utcnow()
+
+    def work(connection: Any) -> int:
+        return int(connection.execute(
             sa.update(queue)
             .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            .values(status="pending", claimed_at=None, claim_token=None, available_at=until)
-        ).rowcount
-    return int(count)
+            .values(status="pending", claimed_at=None, claim_token=None, available_at=until, updated_at=now)
+        ).rowcount)
+
+    return _retrying(work, engine)
 
 
 def _deliver(
@@ -212,12 +274,25 @@ def _deliver(
     result: PassResult,
     budget: list[int],
 ) -> None:
+    """POST one batch and record its outcome; a batch refused with 400/422 is split (SPEC §11).
+
+    ``budget`` (shared by every part of one batch) is how many extra requests
+    the splitting may still cost. Rows whose turn comes while the endpoint is
+    paused after a 429 are released without spending an attempt.
+    """
     settings = state.settings
+    paused_until = endpoint_paused_until(state)
+    if paused_until is not None:
+        result.released += release(state, engine, token, rows, paused_until)
+        return
     key = key_for(settings, host)
     if key is None or key_problem(key):
-        answer = Answer("failed", None, f"no valid IndexNow key for host {host} (INDEXNOW_KEYS / INDEXNOW_KEY)", None, 0.0)
+        answer = Answer("failed", None, f"no valid IndexNow key for host {host}: add it to INDEXNOW_KEYS "
+                        "or set INDEXNOW_KEY", None, 0.0)
+        logger.error("IndexNow: %d URLs of %s failed: %s", len(rows), host, answer.error)
     elif settings.dry_run:
         answer = Answer("success", None, None, None, 0.0)
+        logger.info("IndexNow dry run host=%s count=%d (nothing sent)", host, len(rows))
     else:
         answer = post_batch(http, settings, host, key, [r.url for r in rows])
         result.requests += 1
@@ -275,7 +350,11 @@ def finish(
 
     retried: list[Claimed] = []
     failed: list[Claimed] = []
-    with engine.begin() as connection:
+
+    def work(connection: Any) -> None:
+        history.clear()
+        retried.clear()
+        failed.clear()
         # Lock our rows (PostgreSQL, MySQL) so a concurrent event waits for this commit.
         owned = set(connection.execute(
             sa.select(queue.c.id)
@@ -312,6 +391,8 @@ def finish(
                     .values(status="failed", **common)
                 )
         connection.execute(sa.insert(models.History.__table__), history)
+
+    _retrying(work, engine)
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     host = rows[0].host

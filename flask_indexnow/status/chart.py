@@ -108,7 +108,7 @@ def build_chart(buckets: list[dict[str, Any]]) -> Chart:
         if start.hour == 0 or (index == 0 and start.hour <= 16):  # no overlapping labels
             chart.x_ticks.append(Tick(round(x, 2), chart.height - 8, f"{start:%a %d %b}" if start.hour == 0
                                       else f"{start:%H}:00"))
-    for value in (0, top // 2, top) if top >= 2 else (0, top):
+    for value in (0, top // 2, top) if top % 2 == 0 else (0, top):
         chart.y_ticks.append(Tick(chart.plot_left - 4, round(chart.baseline - value / top * plot_height, 2),
                                   str(value)))
     return chart

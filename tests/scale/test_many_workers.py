@@ -9,7 +9,7 @@ import pytest
 from .conftest import SERVER_BACKENDS, count, ext
 from .servers import WorkerProcess, shared_config, wait_until
 
-URLS = 5_000
+URLS = 50_000
 HOSTS = 20
 WORKERS = 4
 
@@ -19,7 +19,7 @@ WORKERS = 4
 def test_four_workers_deliver_50000_urls_exactly_once(make_app, counting_endpoint, redis_url, tmp_path):
     app = make_app(
         INDEXNOW_ENDPOINT=counting_endpoint.url,
-        INDEXNOW_BATCH_SIZE=500,
+        INDEXNOW_BATCH_SIZE=1000,
         INDEXNOW_CACHE_TYPE="RedisCache",
         INDEXNOW_CACHE_REDIS_URL=redis_url,
     )

@@ -41,8 +41,12 @@ def insert(app: Flask, model: str, *rows: dict[str, Any]) -> None:
     """Write rows straight into one of the extension's tables (any content, even hostile)."""
     state = app.extensions["indexnow"]
     table = getattr(state.models, model).__table__
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:  # an executemany takes its columns from the first row: group by columns
+        groups.setdefault(tuple(sorted(row)), []).append(row)
     with app.app_context(), state.db.engine.begin() as connection:
-        connection.execute(sa.insert(table), list(rows))
+        for group in groups.values():
+            connection.execute(sa.insert(table), group)
 
 
 def history_row(url: str, status: str = "success", *, when: datetime, http_status: int | None = 200,

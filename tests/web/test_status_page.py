@@ -137,19 +137,20 @@ BOGUS = [
     {"page": "٣"}, {"page": "²"}, {"page": ""}, {"page": " 2 "}, {"per_page": "0"}, {"per_page": "100000"},
     {"per_page": "-5"}, {"status": "<script>"}, {"status": "success' OR 1=1 --"}, {"action": "drop"},
     {"host": "\x00"}, {"host": "a" * 10000}, {"q": "\x00"}, {"q": "%"}, {"q": "_"}, {"q": "\\"},
-    {"q": "😀"}, {"q": "x" * 100000}, {"q": "\ud800"}, {"host": "😀.example.com"}, {"status": ["a", "b"]},
+    {"q": "😀"}, {"q": "x" * 100000}, {"host": "😀.example.com"}, {"status": ["a", "b"]},
+    # raw query strings: invalid UTF-8, a lone surrogate, NULs, repeated and empty keys
+    "q=%ED%A0%80", "q=%FF%FE&host=%C0%AF", "page=%00&per_page=%00", "page=1&page=2&page=x", "=&&=x&q",
 ]
 
 
-@pytest.mark.parametrize("args", BOGUS, ids=lambda a: repr(a)[:40])
-def test_bogus_parameters_give_a_clean_page(status_app, clock, args):
+def test_bogus_parameters_give_a_clean_page(status_app, clock):
     insert(status_app, "History", *[history_row(f"https://example.com/{i}", when=clock.now) for i in range(3)])
-    response = status_app.test_client().get(PREFIX + "/", query_string=args)
-    assert response.status_code == 200
-    page = response.get_data(as_text=True)
-    assert 'id="history-title"' in page
-    json_response = status_app.test_client().get(PREFIX + "/status.json", query_string=args)
-    assert json_response.status_code == 200
+    client = status_app.test_client()
+    for args in BOGUS:
+        response = client.get(PREFIX + "/", query_string=args)
+        assert response.status_code == 200, args
+        assert 'id="history-title"' in response.get_data(as_text=True)
+        assert client.get(PREFIX + "/status.json", query_string=args).status_code == 200, args
 
 
 def test_bogus_page_numbers_clamp(status_app, clock):
@@ -201,7 +202,8 @@ def test_pagination(status_app, clock):
     small = get_page(status_app, per_page="10", page="2", q="p1")
     assert history_urls(small)[0] == "https://example.com/p109"
     # filters survive paging
-    assert 'href="/indexnow/?q=p1&amp;page=3&amp;per_page=10#history"' in small
+    assert "11–20 of 20" in small
+    assert 'rel="prev" href="/indexnow/?q=p1&amp;per_page=10#history"' in small
 
 
 def test_failed_rows_show_their_last_error(status_app, clock):

@@ -1,0 +1,43 @@
+"""Children for the concurrency tests, started with multiprocessing's "spawn".
+
+Each child builds its own app (tests.scheduling.worker_app) on the test's
+database and table prefix, waits at a shared barrier so that all of them hit
+the database at the same moment, and reports what it did through a queue.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask_indexnow import clock
+from flask_indexnow.scheduling import jobs, scheduler
+from flask_indexnow.state import get_state
+
+from .worker_app import create_app
+
+
+def tick_in_step(database_url: str, prefix: str, marks: str, barrier: Any, start: datetime, steps: int,
+                 results: Any) -> None:
+    """Tick the scheduler once a simulated minute, in lockstep with the other children."""
+    now = [start]
+    clock.set_source(lambda: now[0])
+    app = create_app(database_url, prefix, marks)
+    dispatched = 0
+    with app.app_context():
+        state = get_state()
+        for step in range(1, steps + 1):
+            now[0] = start + timedelta(minutes=step, seconds=1)
+            barrier.wait(timeout=60)
+            dispatched += scheduler.tick(state)
+    results.put(dispatched)
+
+
+def run_jobs(database_url: str, prefix: str, marks: str, barrier: Any, results: Any) -> None:
+    """Run due jobs until none is left, racing the other children for each claim."""
+    app = create_app(database_url, prefix, marks)
+    with app.app_context():
+        state = get_state()
+        barrier.wait(timeout=60)
+        result = jobs.run_due(state, limit=100_000)
+    results.put(result.completed)

@@ -1,0 +1,107 @@
+"""The built-in schedules and the tick's backup cron (ensure_builtin_schedules)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import sqlalchemy as sa
+from flask import Flask
+
+from flask_indexnow import IndexNow, OverlapPolicy
+from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, ensure_builtin_schedules
+from flask_indexnow.scheduling.builtins import forget_ensured
+
+from ..conftest import FakeClock, rows
+
+UTC = timezone.utc
+START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def count_queries(engine: sa.Engine, fn: Any) -> int:
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        fn()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    return len(statements)
+
+
+def test_builtins_are_created_once_and_first_due_one_interval_later(make_app, clock: FakeClock) -> None:
+    clock.set(START)
+    app: Flask = make_app()
+    with app.app_context():
+        state = app.extensions["indexnow"]
+        ensure_builtin_schedules(state)
+        listed = {s.handler: s for s in state.extension.scheduler.list()}
+        assert set(listed) == {PROCESS_QUEUE, PRUNE_HISTORY}
+        assert listed[PROCESS_QUEUE].expression == "1 minute"
+        assert listed[PROCESS_QUEUE].next_run == START + timedelta(minutes=1)
+        assert listed[PRUNE_HISTORY].expression == "1 day"
+        assert listed[PRUNE_HISTORY].next_run == START + timedelta(days=1)
+        assert {s.overlap for s in listed.values()} == {OverlapPolicy.SKIP}
+        # Remembered: later calls make no query at all.
+        assert count_queries(state.engine(), lambda: ensure_builtin_schedules(state)) == 0
+    forget_ensured(state)
+
+
+def test_an_edited_builtin_is_left_alone_and_a_missing_one_comes_back(make_app, clock: FakeClock) -> None:
+    clock.set(START)
+    ext = IndexNow()
+    app: Flask = make_app(indexnow=ext)
+    with app.app_context():
+        state = app.extensions["indexnow"]
+        ext.schedule(PROCESS_QUEUE).every("5 minutes").on_queue("urls").save()
+        ensure_builtin_schedules(state)
+        assert ext.scheduler.get(PROCESS_QUEUE).expression == "5 minutes"  # type: ignore[union-attr]
+        ext.scheduler.remove(PRUNE_HISTORY)
+        forget_ensured(state)
+        ensure_builtin_schedules(state)
+        assert ext.scheduler.get(PRUNE_HISTORY) is not None
+        forget_ensured(state)
+
+
+def test_no_prune_schedule_without_retention(make_app) -> None:
+    app: Flask = make_app(INDEXNOW_HISTORY_RETENTION_DAYS=None)
+    with app.app_context():
+        state = app.extensions["indexnow"]
+        ensure_builtin_schedules(state)
+        assert [s.handler for s in state.extension.scheduler.list()] == [PROCESS_QUEUE]
+        forget_ensured(state)
+
+
+def test_the_tick_is_the_backup_cron(make_app, endpoint) -> None:
+    app: Flask = make_app()
+    with app.app_context():
+        app.extensions["indexnow"].extension.tick()
+    assert [r.handler for r in rows(app, "Schedule")] == [PROCESS_QUEUE, PRUNE_HISTORY]
+    forget_ensured(app.extensions["indexnow"])
+
+
+def test_the_tick_leaves_schedules_alone_when_the_scheduler_is_off(make_app, endpoint) -> None:
+    app: Flask = make_app(INDEXNOW_SCHEDULER_ENABLED=False)
+    with app.app_context():
+        app.extensions["indexnow"].extension.tick()
+    assert rows(app, "Schedule") == []
+
+
+def test_a_database_problem_is_logged_not_raised(make_app, caplog) -> None:
+    app: Flask = make_app()
+    with app.app_context():
+        state = app.extensions["indexnow"]
+        with state.engine().begin() as connection:
+            state.models.Schedule.__table__.drop(connection)
+        try:
+            ensure_builtin_schedules(state)  # must not raise into the tick
+            assert "could not make sure the built-in schedules exist" in caplog.text
+        finally:
+            with state.engine().begin() as connection:
+                state.models.Schedule.__table__.create(connection)
+        ensure_builtin_schedules(state)  # not remembered as done: tried again
+        assert len(rows(app, "Schedule")) == 2
+        forget_ensured(state)
