@@ -19,13 +19,15 @@ INDEXNOW_STALE_AFTER (or failed, if that was its last attempt).
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -34,6 +36,8 @@ from ..sqlutil import dialect_name
 from ..state import IndexNowState
 
 logger = logging.getLogger("flask_indexnow")
+
+T = TypeVar("T")
 
 #: The longest a retry waits, whatever the backoff says.
 MAX_BACKOFF = 86400.0
@@ -99,32 +103,51 @@ def dispatch(
 
 
 def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
-    """Take jobs whose worker vanished back to pending (failed, if it was their last attempt)."""
+    """Take jobs whose worker vanished back to pending (failed, if it was their last attempt).
+
+    A plain read finds the candidates first: usually there are none, and then
+    no range of the index is locked (a range UPDATE on MySQL/MariaDB takes gap
+    locks that collide with concurrent claims).
+    """
     jobs = state.models.Job.__table__
+    engine = state.engine()
     now = now or clock.utcnow()
     cutoff = now - timedelta(seconds=state.settings.stale_after)
     stale = sa.and_(jobs.c.status == "processing", jobs.c.claimed_at < cutoff)
+    with engine.connect() as connection:
+        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(1000)).scalars())
+    if not ids:
+        return 0
     message = f"the worker running this job stopped without finishing it (no sign of life for {state.settings.stale_after:g}s)"
     released = {"claimed_at": None, "claim_token": None, "last_error": message}
-    with state.engine().begin() as connection:
-        failed = connection.execute(
-            sa.update(jobs).where(stale, jobs.c.attempts >= jobs.c.max_attempts)
-            .values(status="failed", finished_at=now, **released)
-        ).rowcount
-        retried = connection.execute(
-            sa.update(jobs).where(stale).values(status="pending", available_at=now, **released)
-        ).rowcount
-    count = int(failed) + int(retried)
-    if count:
-        logger.warning("IndexNow: %d stale job(s) taken back (%d failed at their last attempt)", count, failed)
-    return count
+    ours = sa.and_(jobs.c.id.in_(ids), stale)
+
+    def take_back() -> tuple[int, int]:
+        with engine.begin() as connection:
+            failed = connection.execute(
+                sa.update(jobs).where(ours, jobs.c.attempts >= jobs.c.max_attempts)
+                .values(status="failed", finished_at=now, **released)
+            ).rowcount
+            retried = connection.execute(
+                sa.update(jobs).where(ours).values(status="pending", available_at=now, **released)
+            ).rowcount
+        return int(failed), int(retried)
+
+    failed, retried = retrying(take_back)
+    if failed or retried:
+        logger.warning("IndexNow: %d stale job(s) taken back (%d failed at their last attempt)",
+                       failed + retried, failed)
+    return failed + retried
 
 
 def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None = None) -> ClaimedJob | None:
     """Atomically take the oldest due pending job (of ``queues``, or any queue)."""
+    return retrying(lambda: _claim(state, queues, now or clock.utcnow()))
+
+
+def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> ClaimedJob | None:
     jobs = state.models.Job.__table__
     engine = state.engine()
-    now = now or clock.utcnow()
     token = secrets.token_hex(16)
     where = [jobs.c.status == "pending", jobs.c.available_at <= now]
     if queues:
@@ -217,8 +240,11 @@ def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
         delay = min(MAX_BACKOFF, state.settings.job_retry_delay * 2 ** (job.attempts - 1))
         status = "pending"
         values = {"available_at": now + timedelta(seconds=delay), "last_error": error[:_ERROR_MAX], **released}
-    with state.engine().begin() as connection:
-        owned = connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount
+    def write() -> int:
+        with state.engine().begin() as connection:
+            return int(connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount)
+
+    owned = retrying(write)
     if not owned:
         logger.warning("IndexNow: job %s finished after its claim was taken back; outcome not recorded", job.id)
         return "lost"
@@ -247,6 +273,31 @@ def run_due(
             break
         run_one(state, job, result)
     return result
+
+
+def retrying(step: Callable[[], T], attempts: int = 4) -> T:
+    """Run a short transaction again when the database chose it as a deadlock victim.
+
+    Workers racing on the same rows can deadlock on MySQL/MariaDB (and, more
+    rarely, PostgreSQL); the database rolls one back, which is safe to redo.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return step()
+        except sa.exc.DBAPIError as exc:
+            if attempt == attempts or not _is_deadlock(exc):
+                raise
+            time.sleep(random.uniform(0.005, 0.05) * attempt)
+    raise AssertionError("unreachable")
+
+
+def _is_deadlock(exc: sa.exc.DBAPIError) -> bool:
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None)
+    if code in ("40P01", "40001"):  # PostgreSQL: deadlock, serialization failure
+        return True
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
+    return bool(args) and args[0] in (1213, 1205)  # MySQL: deadlock, lock wait timeout
 
 
 class _Lease:

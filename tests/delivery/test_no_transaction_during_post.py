@@ -102,12 +102,16 @@ def test_no_transaction_is_open_while_a_post_is_in_flight(make_app, endpoint, cl
     app = _make(make_app, backend)
     seen: list[int] = []
     with app.app_context():
+        ext(app).enqueue_many(["https://example.com/a", "https://example.com/bad"])
+        ext(app).enqueue("https://other.org/b")  # a second host: a POST after the first one's outcome
         count, hold = _probe(app, backend)
         # The control: the probe sees a transaction that is open.
         connection, transaction = hold()
-        assert count() == 1
-        transaction.rollback()
-        connection.close()
+        try:
+            assert count() == 1
+        finally:
+            transaction.rollback()
+            connection.close()
         assert count() == 0
 
         script = list(replies)
@@ -117,8 +121,6 @@ def test_no_transaction_is_open_while_a_post_is_in_flight(make_app, endpoint, cl
             return script.pop(0) if script else Reply(200)
 
         endpoint.decide = decide
-        ext(app).enqueue_many(["https://example.com/a", "https://example.com/bad"])
-        ext(app).enqueue("https://other.org/b")  # a second host: a POST after the first one's outcome
         ext(app).process_queue()
     assert seen == [0] * posts
 

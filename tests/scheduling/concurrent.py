@@ -7,6 +7,9 @@ the database at the same moment, and reports what it did through a queue.
 
 from __future__ import annotations
 
+import functools
+import traceback
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,8 +20,22 @@ from flask_indexnow.state import get_state
 from .worker_app import create_app
 
 
-def tick_in_step(database_url: str, prefix: str, marks: str, barrier: Any, start: datetime, steps: int,
-                 results: Any) -> None:
+def reporting(fn: Callable[..., Any]) -> Callable[..., None]:
+    """Put what ``fn`` returns on the results queue (its last argument), or the traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> None:
+        results = args[-1]
+        try:
+            results.put(fn(*args[:-1]))
+        except BaseException:
+            results.put("error in a worker process:\n" + traceback.format_exc())
+
+    return wrapper
+
+
+@reporting
+def tick_in_step(database_url: str, prefix: str, marks: str, barrier: Any, start: datetime, steps: int) -> int:
     """Tick the scheduler once a simulated minute, in lockstep with the other children."""
     now = [start]
     clock.set_source(lambda: now[0])
@@ -30,14 +47,15 @@ def tick_in_step(database_url: str, prefix: str, marks: str, barrier: Any, start
             now[0] = start + timedelta(minutes=step, seconds=1)
             barrier.wait(timeout=60)
             dispatched += scheduler.tick(state)
-    results.put(dispatched)
+    return dispatched
 
 
-def run_jobs(database_url: str, prefix: str, marks: str, barrier: Any, results: Any) -> None:
+@reporting
+def run_jobs(database_url: str, prefix: str, marks: str, barrier: Any) -> int:
     """Run due jobs until none is left, racing the other children for each claim."""
     app = create_app(database_url, prefix, marks)
     with app.app_context():
         state = get_state()
         barrier.wait(timeout=60)
         result = jobs.run_due(state, limit=100_000)
-    results.put(result.completed)
+    return result.completed

@@ -37,6 +37,8 @@ def race(target: Any, before: tuple[Any, ...], after: tuple[Any, ...] = ()) -> l
         process.start()
     try:
         reported = [results.get(timeout=TIMEOUT) for _ in processes]
+        for report in reported:
+            assert not isinstance(report, str), report
         for process in processes:
             process.join(timeout=TIMEOUT)
             assert process.exitcode == 0

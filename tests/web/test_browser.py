@@ -33,6 +33,7 @@ def browser() -> Iterator[Any]:
 def driver(browser: Any) -> Any:
     """The module's browser, with no cookie left from the previous test, at desktop size."""
     browser.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     browser.set_window_size(1280, 900)
     browser.get("about:blank")
     return browser
@@ -68,9 +69,18 @@ def console_errors(driver: Any) -> list[str]:
             and "favicon.ico" not in entry["message"]]
 
 
+def phone(driver: Any, height: int = 844) -> None:
+    """Emulate a 390 px wide phone (a headless window cannot be made that narrow)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 390, "height": height, "deviceScaleFactor": 1, "mobile": True})
+
+
 def full_page_screenshot(driver: Any, path: Any, width: int) -> None:
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(width, min(int(height) + 120, 6000))
+    height = min(int(driver.execute_script("return document.documentElement.scrollHeight")) + 40, 8000)
+    if width < 500:
+        phone(driver, height)
+    else:
+        driver.set_window_size(width, height + 100)
     path.parent.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(path))
 
@@ -176,10 +186,11 @@ def test_phone_width(make_app, endpoint, driver):
                              for url in hostile])
     insert(app, "Queue", *[queue_row(url, "failed", when=now, error="z" * 900) for url in hostile])
     with LiveServer(app) as server:
-        driver.set_window_size(390, 844)
+        phone(driver)
         driver.get(server.url + PREFIX + "/")
         page_width = driver.execute_script("return document.documentElement.scrollWidth")
         viewport = driver.execute_script("return window.innerWidth")
+        assert viewport == 390
         assert page_width <= viewport, (page_width, viewport)
         boxes = driver.find_elements(By.CSS_SELECTOR, ".scroll")
         assert boxes and any(
