@@ -54,7 +54,7 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
         served = problem is None
         checks.append(Check(
             "key_file", served,
-            "The key file is served at /{key}.txt by this app." if served else "No key file can be served without a valid key.",
+            f"The key file is served at /{settings.key}.txt by this app." if served else "No key file can be served without a valid key.",
             None if served else "Set a valid INDEXNOW_KEY; the extension then serves /<key>.txt itself.",
         ))
     else:
