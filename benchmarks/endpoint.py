@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import requests
+
+from .harness import ServerProcess
 
 
 class _Server(ThreadingHTTPServer):
@@ -61,35 +61,19 @@ def serve(delay: float) -> None:
     server.serve_forever()
 
 
-class Endpoint:
-    """Start the endpoint process; ``url`` to POST to, ``stats()`` to read its counters."""
+class Endpoint(ServerProcess):
+    """The endpoint in its own process; ``url`` to POST to, ``stats()`` to read its counters."""
 
     def __init__(self, delay: float = 0.0) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.endpoint", "--delay", str(delay)],
-            stdout=subprocess.PIPE, text=True,
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError("the benchmark endpoint did not start")
-        self.port = int(line.split()[1])
+        super().__init__("benchmarks.endpoint", "--delay", str(delay))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/indexnow"
+        return f"{self.base}/indexnow"
 
     def stats(self) -> dict[str, int]:
-        data: dict[str, int] = requests.get(f"http://127.0.0.1:{self.port}/stats", timeout=10).json()
+        data: dict[str, int] = requests.get(f"{self.base}/stats", timeout=10).json()
         return data
-
-    def __enter__(self) -> Endpoint:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        self.process.wait(10)
 
 
 if __name__ == "__main__":

@@ -99,3 +99,29 @@ def table(figures: list[Figure]) -> str:
         out.append("")
         out.extend(notes)
     return "\n".join(out)
+
+
+class ServerProcess:
+    """``python -m <module> …`` that prints ``PORT n`` once it listens; stopped on exit."""
+
+    def __init__(self, module: str, *args: str) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("PORT "):
+            self.process.kill()
+            raise RuntimeError(f"{module} did not start")
+        self.port = int(line.split()[1])
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(10)

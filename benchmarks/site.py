@@ -102,6 +102,11 @@ def build(database_url: str, endpoint_url: str, prefix: str | None = None, *, cr
     return site
 
 
+def register(db: Any, tables: list[sa.Table], app: Flask) -> None:
+    """Have :func:`drop_all` drop ``tables`` (made by a benchmark on its own) at the end."""
+    _made.append((db, tables, app))
+
+
 def drop_all() -> None:
     """Drop every table the run created."""
     for db, tables, app in reversed(_made):

@@ -125,21 +125,24 @@ def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> li
     ledger = state.models.URLState.__table__
     queue = state.models.Queue.__table__
     hashes = [url_hash(e.url) for e in batch]
-    known = {
-        (row.host, row.url_hash): row
-        for row in executor.execute(
-            sa.select(ledger.c.host, ledger.c.url_hash, ledger.c.fingerprint, ledger.c.last_success_at)
-            .where(ledger.c.url_hash.in_(hashes))
-        )
-    }
-    open_rows = {
-        (row.host, row.url_hash)
-        for row in executor.execute(
-            sa.select(queue.c.host, queue.c.url_hash).where(
-                queue.c.url_hash.in_(hashes), queue.c.status.in_(("pending", "processing"))
+    known: dict[tuple[str, str], Any] = {}
+    open_rows: set[tuple[str, str]] = set()
+    for part in chunks(hashes, CHUNK):  # bounded IN lists: databases cap bind parameters
+        known.update(
+            ((row.host, row.url_hash), row)
+            for row in executor.execute(
+                sa.select(ledger.c.host, ledger.c.url_hash, ledger.c.fingerprint, ledger.c.last_success_at)
+                .where(ledger.c.url_hash.in_(part))
             )
         )
-    }
+        open_rows.update(
+            (row.host, row.url_hash)
+            for row in executor.execute(
+                sa.select(queue.c.host, queue.c.url_hash).where(
+                    queue.c.url_hash.in_(part), queue.c.status.in_(("pending", "processing"))
+                )
+            )
+        )
     interval = timedelta(seconds=state.settings.resubmit_interval)
     kept = []
     for entry, digest in zip(batch, hashes):

@@ -355,20 +355,24 @@ def finish(
         history.clear()
         retried.clear()
         failed.clear()
-        # Lock our rows (PostgreSQL, MySQL) so a concurrent event waits for this commit.
-        owned = set(connection.execute(
-            sa.select(queue.c.id)
-            .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            .with_for_update()
-        ).scalars())
         if answer.outcome == "success":
-            if owned:
-                connection.execute(sa.delete(queue).where(queue.c.id.in_(owned), queue.c.claim_token == token))
+            # The DELETE locks what it removes, so a concurrent event waits for this
+            # commit (and then inserts a fresh row); one that came first has taken
+            # the token away, and its row is left alone.
+            connection.execute(
+                sa.delete(queue).where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
+            )
             for row in rows:
                 record(row, "dry_run" if settings.dry_run else "success")
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
         else:
+            # Lock our rows (PostgreSQL, MySQL) so a concurrent event waits for this commit.
+            owned = set(connection.execute(
+                sa.select(queue.c.id)
+                .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
+                .with_for_update()
+            ).scalars())
             for row in rows:
                 permanent = answer.outcome == "failed" or row.attempts + 1 >= settings.max_attempts
                 if row.id in owned:
@@ -413,20 +417,38 @@ def finish(
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
-    """Remember what was delivered, when fingerprints or resubmit intervals need it."""
-    if state.settings.resubmit_interval <= 0 and not any(r.fingerprint for r in rows):
-        return
+    """Remember what was delivered, for fingerprints and resubmit intervals (SPEC §11).
+
+    A URL delivered with a fingerprint (or any URL, with INDEXNOW_RESUBMIT_INTERVAL)
+    gets its entry written. A URL delivered without one (a delete, or an
+    update queued without a fingerprint) has what the engine knows changed in
+    a way no fingerprint describes: an entry it already has loses its
+    fingerprint, so the next save is sent whatever its content. (Without
+    this, a page deleted and then republished unchanged would never be
+    submitted again.)
+    """
     ledger = state.models.URLState.__table__
-    entries = {
+    record_all = state.settings.resubmit_interval > 0
+    entries: dict[tuple[str, str], dict[str, Any]] = {
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
             "fingerprint": r.fingerprint if r.action == "update" else None, "last_success_at": now,
         }
         for r in rows
     }
-    values = sorted(entries.values(), key=lambda e: (e["url_hash"], e["host"]))
-    for chunk in chunks(values, 500):
+    written = sorted(
+        (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
+    )
+    for chunk in chunks(written, 500):
         upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
+    forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
+    if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
+        for part in chunks(forgotten, 500):
+            connection.execute(
+                sa.update(ledger)
+                .where(ledger.c.url_hash.in_(part), ledger.c.fingerprint.is_not(None))
+                .values(fingerprint=None, last_success_at=now)
+            )
 
 
 def pause_endpoint(state: IndexNowState, answer: Answer) -> None:

@@ -187,3 +187,36 @@ def test_resubmit_interval_records_each_success(make_app, endpoint, clock):
         ext(app).process_queue()
     [ledger] = rows(app, "URLState")
     assert ledger.last_success_at == clock.now
+
+
+def test_a_delivery_without_fingerprint_forgets_the_old_one(make_app, endpoint, clock):
+    """A direct enqueue carries no fingerprint: what the engine last saw is unknown, so the next save is sent."""
+    app = make_app()
+    _watch(app)
+    page = Page("a", "v1")
+    with app.app_context():
+        _save(app, page)
+        ext(app).process_queue()
+        ext(app).enqueue("https://example.com/a")
+        ext(app).process_queue()
+        [ledger] = rows(app, "URLState")
+        assert ledger.fingerprint is None
+        _save(app, page)
+        assert len(queue_rows(app)) == 1
+
+
+def test_fingerprints_of_many_urls_in_one_batch(make_app, endpoint, clock):
+    app = make_app()
+    _watch(app)
+    pages = [Page(f"p{i}", f"body {i}") for i in range(30)]
+    with app.app_context():
+        for page in pages:
+            _save(app, page)
+        assert ext(app).process_queue().succeeded == 30
+        assert len(rows(app, "URLState")) == 30
+        for page in pages:
+            page.body = page.body if int(page.slug[1:]) % 3 else "changed"
+            _save(app, page)
+        assert sorted(row["url"] for row in queue_rows(app)) == sorted(
+            f"https://example.com/p{i}" for i in range(30) if i % 3 == 0
+        )
