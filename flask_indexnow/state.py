@@ -37,6 +37,9 @@ class IndexNowState:
     settings: Settings
     remembered: OrderedDict[Any, str] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: This process's own copy of "nothing is due before" (a timestamp), so an
+    #: idle site's requests skip the tick without even a cache read (see due.py).
+    idle_until: float = 0.0
 
     @property
     def prefix(self) -> str:

@@ -27,6 +27,8 @@ def schedule_after_response(response: Response) -> Response:
     state = get_state(app)
     if not (state.settings.enabled and state.settings.queue_enabled) or g.get(_SCHEDULED_FLAG):
         return response
+    if due.known_idle(state):  # this process knows nothing is due yet: not even a tick to schedule
+        return response
     setattr(g, _SCHEDULED_FLAG, True)
     response.call_on_close(lambda: _run_detached(app))
     return response

@@ -166,10 +166,16 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
         by_host: dict[str, list[Claimed]] = defaultdict(list)
         for row in rows:
             by_host[row.host].append(row)
-        with new_http_session() as http:
-            for host, host_rows in by_host.items():
-                for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
-                    _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
+        try:
+            with new_http_session() as http:
+                for host, host_rows in by_host.items():
+                    for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
+                        _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
+        except BaseException:
+            # The database failed us, or the process is being interrupted: give
+            # back what this pass still holds now rather than after INDEXNOW_STALE_AFTER.
+            _release_unfinished(state, engine, token)
+            raise
     try:
         with engine.connect() as connection:
             due.refresh(state, connection)
@@ -262,6 +268,22 @@ def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claime
         ).rowcount)
 
     return _retrying(work, engine)
+
+
+def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
+    """Rows still carrying ``token`` go back to ``pending`` as they were (no attempt spent)."""
+    queue = state.models.Queue.__table__
+    try:
+        with engine.begin() as connection:
+            count = connection.execute(
+                sa.update(queue)
+                .where(queue.c.claim_token == token, queue.c.status == "processing")
+                .values(status="pending", claimed_at=None, claim_token=None)
+            ).rowcount
+        if count:
+            logger.warning("IndexNow: pass interrupted; %d claimed rows given back to pending", count)
+    except Exception:
+        logger.warning("IndexNow: pass interrupted; its rows return after INDEXNOW_STALE_AFTER", exc_info=True)
 
 
 def _deliver(

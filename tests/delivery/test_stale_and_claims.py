@@ -6,6 +6,7 @@ import secrets
 from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from flask_indexnow import worker
 
@@ -149,3 +150,37 @@ def test_a_delivery_whose_claim_was_taken_over_leaves_the_new_owner_alone(make_a
         answer = worker.Answer("success", 200, None, None, 0.01)
         worker.finish(state, state.engine(), tokens[0], taken, answer, worker.PassResult())
     assert queue_rows(app) == []
+
+
+def test_a_pass_that_fails_midway_gives_its_rows_back(make_app, endpoint, clock):
+    """The history table disappears during the first POST: the pass raises, nothing stays claimed."""
+    app = make_app()
+    state = state_of(app)
+    history = state.models.History.__table__.name
+    hidden = f"{history}_hidden"
+    calls: list[int] = []
+
+    def decide(request):
+        if not calls:
+            with app.app_context(), state.engine().begin() as connection:
+                connection.exec_driver_sql(f"ALTER TABLE {history} RENAME TO {hidden}")
+        calls.append(1)
+        return Reply(200)
+
+    endpoint.decide = decide
+    with app.app_context():
+        ext(app).enqueue("https://example.com/a")
+        ext(app).enqueue("https://other.org/b")
+        before = {row["url"]: row for row in queue_rows(app)}
+        try:
+            with pytest.raises(sa.exc.DBAPIError, match=history):
+                ext(app).process_queue()
+        finally:
+            with state.engine().begin() as connection:
+                connection.exec_driver_sql(f"ALTER TABLE {hidden} RENAME TO {history}")
+    assert len(calls) == 1  # the second host was not sent
+    for row in queue_rows(app):
+        assert (row["status"], row["claim_token"], row["claimed_at"], row["attempts"]) == ("pending", None, None, 0)
+        assert row["available_at"] == before[row["url"]]["available_at"]
+    with app.app_context():
+        assert ext(app).process_queue().succeeded == 2

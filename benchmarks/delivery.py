@@ -1,0 +1,94 @@
+"""Figures 3 and 4: draining the queue against the floor, and a pass whose cost stays flat."""
+
+from __future__ import annotations
+
+import time
+
+import sqlalchemy as sa
+
+from .endpoint import Endpoint
+from .harness import Figure, interleave, median, ms
+from .site import Site, build, fill, floor_drain
+
+HOSTS = 20
+#: Rows per pass in the delivery figures: a bulk worker's setting (the default is 100).
+BATCH = 1000
+
+
+def backend_name(url: str) -> str:
+    return sa.engine.make_url(url).get_backend_name()
+
+
+def drain(site: Site) -> None:
+    with site.app.app_context():
+        while site.indexnow.process_queue().claimed:
+            pass
+
+
+def delivery(number: int, database_url: str, urls: int, rounds: int) -> Figure:
+    """3. Draining ``urls`` queued URLs over 20 hosts: ``process_queue`` vs the floor."""
+    with Endpoint() as endpoint:
+        site = build(database_url, endpoint.url, INDEXNOW_BATCH_SIZE=BATCH)
+        tags = iter(f"{n:04d}" for n in range(10_000))
+
+        def ours() -> float:
+            site.clear()
+            fill(site, urls, hosts=HOSTS, tag=next(tags))
+            started = time.perf_counter()
+            drain(site)
+            elapsed = time.perf_counter() - started
+            assert site.count(site.queue) == 0 and site.count(site.history) == urls
+            return elapsed
+
+        def floor() -> float:
+            site.clear()
+            fill(site, urls, hosts=HOSTS, tag=next(tags))
+            started = time.perf_counter()
+            moved = floor_drain(site, endpoint.url, BATCH)
+            elapsed = time.perf_counter() - started
+            assert moved == urls and site.count(site.queue) == 0
+            return elapsed
+
+        timings = interleave({"ours": ours, "floor": floor}, rounds)
+        received = endpoint.stats()["urls"]
+    assert received == urls * rounds * 2, "the endpoint did not receive every URL exactly once per run"
+    mine, bare = median(timings["ours"]), median(timings["floor"])
+    ratio = mine / bare
+    name = backend_name(database_url)
+    return Figure(
+        number, f"delivery: drain {urls:,} URLs / {HOSTS} hosts ({name})",
+        f"{ms(mine)} ({urls / mine:,.0f}/s)", f"{ms(bare)} ({urls / bare:,.0f}/s)", ratio, "<= 1.3", ratio <= 1.3,
+    )
+
+
+def flat_cost(number: int, database_url: str, big: int, small: int, due: int, passes: int) -> Figure:
+    """4. One pass over ``due`` due rows with ``big`` rows waiting vs with ``small`` rows waiting."""
+    with Endpoint() as endpoint:
+        sites = {}
+        for name, waiting in (("big", big), ("small", small)):
+            site = build(database_url, endpoint.url, INDEXNOW_BATCH_SIZE=due)
+            fill(site, waiting, hosts=HOSTS, tag="wait", waiting=True)
+            sites[name] = site
+        tags = iter(f"{n:04d}" for n in range(10_000))
+
+        def one_pass(name: str) -> float:
+            site = sites[name]
+            fill(site, due, hosts=HOSTS, tag=next(tags))
+            with site.app.app_context():
+                started = time.perf_counter()
+                result = site.indexnow.process_queue()
+                elapsed = time.perf_counter() - started
+            assert result.succeeded == due, result
+            return elapsed
+
+        for name in sites:  # warm up caches and connections
+            one_pass(name)
+        timings = interleave({name: (lambda n=name: one_pass(n)) for name in sites}, passes)
+        assert sites["big"].count(sites["big"].queue) == big  # only the due rows went
+        assert sites["small"].count(sites["small"].queue) == small
+    large, little = median(timings["big"]), median(timings["small"])
+    ratio = large / little
+    return Figure(
+        number, f"flat cost: pass over {due:,} due, {big:,} vs {small:,} waiting ({backend_name(database_url)})",
+        ms(large), ms(little), ratio, "<= 1.2", ratio <= 1.2,
+    )

@@ -1,0 +1,114 @@
+"""Figure 5: writing to the queue, against bare INSERTs of the same rows."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from .harness import Figure, interleave, median, ms
+from .site import Site, build, utcnow
+
+HOSTS = 20
+_COLUMNS = "host, url, url_hash, action, status, attempts, available_at, created_at, updated_at"
+
+
+def _urls(tag: str, count: int) -> list[str]:
+    return [f"https://site{n % HOSTS}.example.com/{tag}/{n}" for n in range(count)]
+
+
+def _bare_rows(site: Site, urls: list[str]) -> tuple[str, list[tuple[Any, ...]]]:
+    """The INSERT and the rows a plain executemany writes (prepared before the clock starts)."""
+    dialect = site.engine().dialect.name
+    p = "%s" if dialect == "postgresql" else "?"
+    now = utcnow().replace(tzinfo=None)
+    stamp: Any = now if dialect == "postgresql" else now.isoformat(sep=" ")
+    rows = [
+        (url.split("/")[2], url, hashlib.sha256(url.encode()).hexdigest(), "update", "pending", 0, stamp, stamp, stamp)
+        for url in urls
+    ]
+    return f"INSERT INTO {site.queue.name} ({_COLUMNS}) VALUES ({', '.join([p] * 9)})", rows
+
+
+def bulk(number: int, database_url: str, count: int, rounds: int) -> Figure:
+    """5a. ``enqueue_many`` of ``count`` URLs vs a plain DB-API executemany INSERT of the same rows."""
+    site = build(database_url, "http://127.0.0.1:9/indexnow")
+    tags = iter(f"t{n}" for n in range(10_000))
+
+    def ours() -> float:
+        site.clear()
+        urls = _urls(next(tags), count)
+        with site.app.app_context():
+            started = time.perf_counter()
+            result = site.indexnow.enqueue_many(urls)
+            elapsed = time.perf_counter() - started
+            site.db.session.remove()
+        assert result.queued == count
+        return elapsed
+
+    def floor() -> float:
+        site.clear()
+        sql, rows = _bare_rows(site, _urls(next(tags), count))
+        raw = site.engine().raw_connection()
+        try:
+            started = time.perf_counter()
+            cursor = raw.cursor()
+            cursor.executemany(sql, rows)
+            raw.commit()
+            elapsed = time.perf_counter() - started
+        finally:
+            raw.close()
+        assert site.count(site.queue) == count
+        return elapsed
+
+    ours()  # warm up
+    timings = interleave({"ours": ours, "floor": floor}, rounds)
+    mine, bare = median(timings["ours"]), median(timings["floor"])
+    ratio = mine / bare
+    name = sa.engine.make_url(database_url).get_backend_name()
+    return Figure(number, f"bulk enqueue_many of {count:,} URLs vs executemany INSERT ({name})",
+                  ms(mine), ms(bare), ratio, "<= 2.0", ratio <= 2.0,
+                  f"bulk enqueue ({name}): ours validates and normalises each URL, hashes it and upserts "
+                  "(last event wins); the floor inserts rows prepared beforehand.")
+
+
+def single(number: int, database_url: str, count: int, rounds: int) -> Figure:
+    """5b. ``enqueue(url)`` (own commit) vs a bare one-row INSERT + COMMIT, ``count`` times in a row."""
+    site = build(database_url, "http://127.0.0.1:9/indexnow")
+    tags = iter(f"s{n}" for n in range(10_000))
+
+    def ours() -> float:
+        site.clear()
+        urls = _urls(next(tags), count)
+        with site.app.app_context():
+            started = time.perf_counter()
+            for url in urls:
+                site.indexnow.enqueue(url)
+            elapsed = time.perf_counter() - started
+            site.db.session.remove()
+        return elapsed / count
+
+    def floor() -> float:
+        site.clear()
+        sql, rows = _bare_rows(site, _urls(next(tags), count))
+        raw = site.engine().raw_connection()
+        try:
+            cursor = raw.cursor()
+            started = time.perf_counter()
+            for row in rows:
+                cursor.execute(sql, row)
+                raw.commit()
+            elapsed = time.perf_counter() - started
+        finally:
+            raw.close()
+        return elapsed / count
+
+    ours()  # warm up
+    timings = interleave({"ours": ours, "floor": floor}, rounds)
+    mine, bare = median(timings["ours"]), median(timings["floor"])
+    ratio = mine / bare
+    name = sa.engine.make_url(database_url).get_backend_name()
+    return Figure(number, f"single enqueue() vs one-row INSERT + COMMIT ({name})", ms(mine), ms(bare), ratio,
+                  "<= 1.5", ratio <= 1.5)
