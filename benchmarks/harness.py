@@ -94,7 +94,7 @@ def table(figures: list[Figure]) -> str:
 
     out = [render(lines[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out.extend(render(row) for row in lines[1:])
-    notes = [f"{f.number}. {f.note}" for f in figures if f.note]
+    notes = list(dict.fromkeys(f"{f.number}. {f.note}" for f in figures if f.note))
     if notes:
         out.append("")
         out.extend(notes)

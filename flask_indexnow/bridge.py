@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from . import signals
 from .events import Adapter, find_adapter
-from .queue import discard_pending_due, flush_pending_due
+from .queue import discard_pending_due, flush_pending_due, send_signal
 from .state import logger
 
 _installed = False
@@ -54,7 +54,7 @@ def _after_flush(session: Session, flush_context: Any) -> None:
     for obj in list(session.new):
         adapter = find_adapter(adapters, obj)
         if adapter is not None and _safe(adapter.is_live, obj):
-            signals.resource_saved.send(app, resource=obj, session=session)
+            send_signal(signals.resource_saved, app, resource=obj, session=session)
     for obj in list(session.dirty):
         adapter = find_adapter(adapters, obj)
         if adapter is not None and session.is_modified(obj, include_collections=False):
@@ -66,8 +66,8 @@ def _after_flush(session: Session, flush_context: Any) -> None:
         before = _Before(obj)
         if _safe(adapter.is_live, before):
             url = _safe(adapter.url, before)
-            signals.resource_before_delete.send(app, resource=obj, url=url)
-            signals.resource_deleted.send(app, resource=obj, url=url, session=session)
+            send_signal(signals.resource_before_delete, app, resource=obj, url=url)
+            send_signal(signals.resource_deleted, app, resource=obj, url=url, session=session)
 
 
 def _changed(app: Any, session: Session, adapter: Adapter, obj: Any) -> None:
@@ -78,13 +78,13 @@ def _changed(app: Any, session: Session, adapter: Adapter, obj: Any) -> None:
     new_url = _safe(adapter.url, obj)
     if was_live and old_url and old_url != new_url:
         # The page moved: the old address is gone, whatever happens to the new one.
-        signals.resource_unpublished.send(app, resource=obj, url=old_url, session=session)
+        send_signal(signals.resource_unpublished, app, resource=obj, url=old_url, session=session)
     if is_live and not was_live:
-        signals.resource_published.send(app, resource=obj, session=session)
+        send_signal(signals.resource_published, app, resource=obj, session=session)
     elif is_live:
-        signals.resource_saved.send(app, resource=obj, session=session)
+        send_signal(signals.resource_saved, app, resource=obj, session=session)
     elif was_live and old_url == new_url:
-        signals.resource_unpublished.send(app, resource=obj, session=session)
+        send_signal(signals.resource_unpublished, app, resource=obj, session=session)
 
 
 def _safe(fn: Any, obj: Any) -> Any:

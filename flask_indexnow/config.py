@@ -128,6 +128,15 @@ def key_problem(key: Any) -> str | None:
     return None
 
 
+def _key(value: Any) -> str | None:
+    """The key as text: environment loaders turn an all-digit key into an int."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None or isinstance(value, str):
+        return value
+    return repr(value)  # kept, so the status page says it is invalid rather than missing
+
+
 def _hosts(key: str, value: Any) -> frozenset[str] | None:
     if value is None:
         return None
@@ -195,7 +204,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
     }
     return Settings(
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
-        key=config["INDEXNOW_KEY"] if isinstance(config["INDEXNOW_KEY"], str) else None,
+        key=_key(config["INDEXNOW_KEY"]),
         key_location=key_location,
         keys=_keys(config["INDEXNOW_KEYS"] or {}),
         endpoint=endpoint if isinstance(endpoint, str) else "",

@@ -189,8 +189,13 @@ def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[st
 def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> None:
     if session is not None:
         # Inside the sender's transaction (the SQLAlchemy bridge passes the
-        # flushing session): commit or roll back with the content change.
-        written = write_entries(state, session.connection(), entries)
+        # flushing session): commit or roll back with the content change. The
+        # savepoint keeps a failed queue write (a missing table, say) from
+        # poisoning that transaction on PostgreSQL: the save goes through and
+        # the failure is logged.
+        connection = session.connection()
+        with connection.begin_nested():
+            written = write_entries(state, connection, entries)
         after_write(state, written, session)
         return
     db_session = state.db.session

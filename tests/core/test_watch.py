@@ -203,3 +203,27 @@ def test_watch_validates_its_arguments() -> None:
         ext.watch(object, url=str, published=True)  # type: ignore[arg-type]
 
 
+
+
+def test_a_broken_queue_never_breaks_the_save(make_app, caplog) -> None:
+    """Queue tables missing (say): the content still commits, the failure is logged."""
+    db = SQLAlchemy()
+
+    class Post(db.Model):  # type: ignore[name-defined]
+        __tablename__ = f"{RUN_PREFIX}posts"
+        id = sa.Column(sa.Integer, primary_key=True)
+        slug = sa.Column(sa.String(50), nullable=False)
+
+    ext = IndexNow()
+    ext.watch(Post, url=lambda p: f"https://example.com/{p.slug}")
+    app = make_app(db=db, indexnow=ext, create_tables=False, INDEXNOW_TABLE_PREFIX="absent_")
+    with app.app_context():
+        Post.__table__.create(db.engine, checkfirst=True)
+        try:
+            db.session.add(Post(slug="kept"))
+            db.session.commit()
+            assert db.session.scalars(sa.select(Post.slug)).all() == ["kept"]
+            assert "saved event skipped" in caplog.text
+        finally:
+            db.session.rollback()
+            Post.__table__.drop(db.engine)

@@ -1,0 +1,129 @@
+"""``python -m benchmarks`` (or ``python3 dev.py bench``): every figure of the Performance table.
+
+    python -m benchmarks            # full size (several minutes; run it on a quiet machine)
+    python -m benchmarks --quick    # small sizes, to check that everything runs
+    python -m benchmarks --only 3,5 # some figures only
+
+PostgreSQL comes from INDEXNOW_TEST_POSTGRES_URL (default: the local test
+server); SQLite files live in a temporary directory. Every table is made
+with a prefix of its own and dropped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from . import delivery, enqueue, processes, web
+from .harness import Figure, machine, table
+from .site import POSTGRES_URL, drop_all
+
+
+@dataclass(frozen=True)
+class Sizes:
+    overhead_rounds: int = 15
+    overhead_requests: int = 200
+    save_rounds: int = 7
+    saves: int = 20
+    delivery_urls: int = 20_000
+    delivery_rounds: int = 3
+    flat_big: int = 1_000_000
+    flat_small: int = 10_000
+    flat_due: int = 1_000
+    flat_passes: int = 7
+    bulk_urls: int = 10_000
+    bulk_rounds: int = 5
+    single_count: int = 300
+    single_rounds: int = 5
+    scaling_urls: int = 20_000
+    scaling_rounds: int = 3
+    memory_urls: int = 10_000
+
+
+QUICK = Sizes(
+    overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
+    flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
+    single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
+)
+
+
+def postgres_available() -> str | None:
+    """The PostgreSQL version, or None when the server does not answer."""
+    try:
+        engine = sa.create_engine(POSTGRES_URL)
+        with engine.connect() as connection:
+            text = str(connection.execute(sa.text("SHOW server_version")).scalar())
+        engine.dispose()
+        return text
+    except Exception as exc:  # noqa: BLE001
+        print(f"PostgreSQL not reachable ({str(exc).splitlines()[0]}): its figures are skipped", file=sys.stderr)
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-7)")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else Sizes()
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 8))
+    pg_version = postgres_available()
+
+    print("Flask-IndexNow benchmarks" + (" (quick sizes)" if args.quick else ""))
+    for name, value in machine() + [
+        ("PostgreSQL", pg_version or "not reachable"),
+        ("SQLite", sqlite3.sqlite_version),
+        ("Libraries", ", ".join(f"{p} {version(p)}" for p in ("flask", "sqlalchemy", "psycopg", "requests"))),
+    ]:
+        print(f"  {name}: {value}")
+    print(flush=True)
+
+    figures: list[Figure] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="indexnow-bench-") as tmp:
+        work = Path(tmp)
+        sqlite_url = f"sqlite:///{work / 'bench.db'}"
+        s = sizes
+        plan: list[tuple[int, bool, Callable[[], Figure]]] = [
+            (1, False, lambda: web.request_overhead(work, s.overhead_rounds, s.overhead_requests)),
+            (2, True, lambda: web.save_latency(POSTGRES_URL, s.save_rounds, s.saves)),
+            (3, False, lambda: delivery.delivery(3, sqlite_url, s.delivery_urls, s.delivery_rounds)),
+            (3, True, lambda: delivery.delivery(3, POSTGRES_URL, s.delivery_urls, s.delivery_rounds)),
+            (4, False, lambda: delivery.flat_cost(4, f"sqlite:///{work / 'flat.db'}", s.flat_big, s.flat_small,
+                                                  s.flat_due, s.flat_passes)),
+            (4, True, lambda: delivery.flat_cost(4, POSTGRES_URL, s.flat_big, s.flat_small, s.flat_due,
+                                                 s.flat_passes)),
+            (5, True, lambda: enqueue.bulk(5, POSTGRES_URL, s.bulk_urls, s.bulk_rounds)),
+            (5, False, lambda: enqueue.bulk(5, f"sqlite:///{work / 'bulk.db'}", s.bulk_urls, s.bulk_rounds)),
+            (5, True, lambda: enqueue.single(5, POSTGRES_URL, s.single_count, s.single_rounds)),
+            (6, True, lambda: processes.scaling(6, POSTGRES_URL, s.scaling_urls, s.scaling_rounds)),
+            (7, True, lambda: processes.peak_memory(7, POSTGRES_URL, s.memory_urls)),
+            (7, False, lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
+        ]
+        try:
+            for number, needs_postgres, run in plan:
+                if number not in wanted or (needs_postgres and pg_version is None):
+                    continue
+                figure = run()
+                figures.append(figure)
+                ratio = "-" if figure.ratio is None else f"{figure.ratio:.3f}"
+                print(f"  [{number}] {figure.name}: {figure.ours} vs {figure.floor} -> {ratio} (goal {figure.goal})",
+                      flush=True)
+        finally:
+            drop_all()
+    print(f"\nDone in {time.perf_counter() - started:.0f}s.\n")
+    print(table(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
