@@ -3,6 +3,7 @@
 
     python3 dev.py demo    # venv + install + demo site on http://127.0.0.1:5000
     python3 dev.py test    # venv + install + services + mypy + the whole test suite
+    python3 dev.py bench   # venv + install + services + the benchmark table (python -m benchmarks)
 
 Everything lives in ./.venv; running again reuses it. Extra arguments after
 ``test`` go to pytest (``python3 dev.py test -k tick``).
@@ -69,8 +70,14 @@ def test(args: list[str]) -> int:
     return code or status
 
 
+def bench(args: list[str]) -> int:
+    ensure_venv("test")  # the database drivers
+    start_services()
+    return run(PYTHON, "-m", "benchmarks", *args, check=False)
+
+
 def main() -> int:
-    commands = {"demo": demo, "test": test}
+    commands = {"demo": demo, "test": test, "bench": bench}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import sqlalchemy as sa
@@ -83,7 +84,7 @@ def flat_cost(number: int, database_url: str, big: int, small: int, due: int, pa
 
         for name in sites:  # warm up caches and connections
             one_pass(name)
-        timings = interleave({name: (lambda n=name: one_pass(n)) for name in sites}, passes)
+        timings = interleave({name: functools.partial(one_pass, name) for name in sites}, passes)
         assert sites["big"].count(sites["big"].queue) == big  # only the due rows went
         assert sites["small"].count(sites["small"].queue) == small
     large, little = median(timings["big"]), median(timings["small"])

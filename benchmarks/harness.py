@@ -14,6 +14,7 @@ import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 
 @dataclass
@@ -101,6 +102,9 @@ def table(figures: list[Figure]) -> str:
     return "\n".join(out)
 
 
+_S = TypeVar("_S", bound="ServerProcess")
+
+
 class ServerProcess:
     """``python -m <module> …`` that prints ``PORT n`` once it listens; stopped on exit."""
 
@@ -119,7 +123,7 @@ class ServerProcess:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self: _S) -> _S:
         return self
 
     def __exit__(self, *exc: object) -> None:

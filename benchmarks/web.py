@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def request_overhead(workdir: Path, rounds: int, requests_per_sample: int) -> Fi
             for _ in range(20):
                 sessions[name].get(servers[name].base + "/article/1", timeout=10).raise_for_status()
             time.sleep(0.2)
-        timings = interleave({name: (lambda n=name: sample(n)) for name in servers}, rounds)
+        timings = interleave({name: functools.partial(sample, name) for name in servers}, rounds)
     finally:
         for http in sessions.values():
             http.close()
@@ -74,6 +75,7 @@ def save_latency(database_url: str, rounds: int, saves_per_sample: int) -> Figur
             app, db, Article = sites[name]
             with app.app_context():
                 article = db.session.get(Article, 1)
+                assert article is not None
                 started = time.perf_counter()
                 for n in range(saves_per_sample):
                     article.title = f"Revision {time.perf_counter_ns()} {n}"
@@ -91,7 +93,7 @@ def save_latency(database_url: str, rounds: int, saves_per_sample: int) -> Figur
 
         for name in sites:
             sample(name)  # warm up
-        timings = interleave({name: (lambda n=name: sample(n)) for name in sites}, rounds)
+        timings = interleave({name: functools.partial(sample, name) for name in sites}, rounds)
         queued, synchronous = median(timings["queued"]), median(timings["synchronous"])
         app, db, _ = sites["queued"]
         with app.app_context():
