@@ -449,8 +449,11 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     this, a page deleted and then republished unchanged would never be
     submitted again.)
     """
-    ledger = state.models.URLState.__table__
     record_all = state.settings.resubmit_interval > 0
+    if not (record_all or any(r.fingerprint for r in rows)
+            or any(a.fingerprint for a in state.extension.adapters.values())):
+        return  # this app keeps no ledger: nothing to record, nothing to clear
+    ledger = state.models.URLState.__table__
     entries: dict[tuple[str, str], dict[str, Any]] = {
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
