@@ -7,7 +7,6 @@ it. An idle site answers from the cached next-due time without a query.
 
 from __future__ import annotations
 
-
 from flask import Flask, Response, g
 
 from . import due
