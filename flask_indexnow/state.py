@@ -37,6 +37,9 @@ class IndexNowState:
     settings: Settings
     remembered: OrderedDict[Any, str] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Held while this process runs a tick: one tick per process at a time, so a
+    #: burst of requests never piles up threads (and cache connections) behind it.
+    tick_guard: threading.Lock = field(default_factory=threading.Lock)
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0

@@ -48,6 +48,15 @@ def tick(state: IndexNowState) -> PassResult | None:
     Cheap when idle (cache read only), exclusive through the cache lock, and
     limited to INDEXNOW_TICK_BATCH_MAX rows.
     """
+    if not state.tick_guard.acquire(blocking=False):
+        return None  # this process is ticking already
+    try:
+        return _tick(state)
+    finally:
+        state.tick_guard.release()
+
+
+def _tick(state: IndexNowState) -> PassResult | None:
     settings = state.settings
     try:
         if due.is_idle(state):

@@ -218,3 +218,33 @@ def test_a_failing_tick_never_reaches_the_visitor(make_app, caplog) -> None:
 
 
 
+
+
+def test_one_tick_per_process_at_a_time(app: Flask, endpoint) -> None:
+    """A burst of requests never queues threads behind a running tick."""
+    in_flight = threading.Event()
+    release = threading.Event()
+
+    def decide(request):
+        in_flight.set()
+        release.wait(10)
+        return Reply(200)
+
+    endpoint.decide = decide
+    ext(app).enqueue("https://example.com/a")
+    results = []
+    first = threading.Thread(target=lambda: results.append(_tick_in(app)))
+    first.start()
+    assert in_flight.wait(10)
+    state = app.extensions["indexnow"]
+    with QueryCounter(state.db.engine) as counter:
+        assert ext(app).tick() is None  # returns at once: this process is ticking already
+    release.set()
+    first.join(10)
+    assert counter.statements == []
+    assert results[0].succeeded == 1
+
+
+def _tick_in(app: Flask):
+    with app.app_context():
+        return ext(app).tick()
