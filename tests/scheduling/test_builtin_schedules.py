@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,8 +14,7 @@ from flask_indexnow.scheduling.builtins import forget_ensured
 
 from ..conftest import FakeClock, rows
 
-UTC = timezone.utc
-START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+from .conftest import START
 
 
 def count_queries(engine: sa.Engine, fn: Any) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,13 +14,7 @@ from flask_indexnow.scheduling import jobs
 
 from ..conftest import FakeClock, rows
 
-UTC = timezone.utc
-START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def ext() -> IndexNow:
-    return IndexNow()
+from .conftest import START
 
 
 @pytest.fixture

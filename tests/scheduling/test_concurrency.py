@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
 from flask import Flask
 
 from flask_indexnow import IndexNow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,13 +16,7 @@ from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, jobs, prune_
 
 from ..conftest import FakeClock, rows
 
-UTC = timezone.utc
-START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def ext() -> IndexNow:
-    return IndexNow()
+from .conftest import START
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -13,21 +13,7 @@ from flask_indexnow.scheduling import jobs
 
 from ..conftest import FakeClock, rows
 
-UTC = timezone.utc
-START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def ext() -> IndexNow:
-    return IndexNow()
-
-
-@pytest.fixture
-def site(make_app, ext: IndexNow, clock: FakeClock) -> Flask:
-    clock.set(START)
-    app: Flask = make_app(indexnow=ext)
-    with app.app_context():
-        yield app
+from .conftest import START, UTC
 
 
 def schedule_row(app: Flask, handler: str = "sync") -> sa.Row:

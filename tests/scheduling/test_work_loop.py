@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,8 @@ from flask_indexnow.scheduling import Worker, jobs, scheduler_active
 
 from ..conftest import FakeClock, rows
 
-UTC = timezone.utc
-START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+from .conftest import START
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def ext() -> IndexNow:
-    return IndexNow()
 
 
 @pytest.fixture
