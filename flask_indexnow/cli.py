@@ -80,10 +80,7 @@ def process_command(limit: int | None) -> None:
 @friendly_errors
 def status_command(as_json: bool) -> None:
     """Show queue counts, recent deliveries and configuration checks."""
-    from .scheduling import scheduler_active
-
-    state = get_state()
-    data = collect_status(state, scheduler_active=scheduler_active(state))
+    data = collect_status(get_state())
     if as_json:
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return

@@ -112,7 +112,14 @@ def deliveries_per_hour(state: IndexNowState, connection: Any, hours: int = CHAR
 def collect_status(
     state: IndexNowState, *, scheduler_active: bool | None = None, connection: Any = None
 ) -> dict[str, Any]:
-    """Every count the status page shows, as plain data (JSON-ready)."""
+    """Every count the status page shows, as plain data (JSON-ready).
+
+    ``scheduler_active`` defaults to what the scheduler's heartbeat says.
+    """
+    if scheduler_active is None:
+        from .scheduling import scheduler_active as worker_seen
+
+        scheduler_active = worker_seen(state)
     if connection is None:
         with state.engine().connect() as own:
             return collect_status(state, scheduler_active=scheduler_active, connection=own)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from datetime import datetime
 from typing import Any
@@ -50,17 +49,9 @@ def add_security_headers(response: Any) -> Any:
     return response
 
 
-def scheduler_active(state: IndexNowState) -> bool | None:
-    """Whether a ``flask indexnow work`` process runs, when the scheduler can tell."""
-    check = getattr(importlib.import_module("flask_indexnow.scheduling"), "scheduler_active", None)
-    if check is None:
-        return None
-    return bool(check(state))
-
-
 def status_data(state: IndexNowState, connection: Any) -> dict[str, Any]:
     """:func:`collect_status` plus the page's verdict: what the page and the JSON share."""
-    data = collect_status(state, scheduler_active=scheduler_active(state), connection=connection)
+    data = collect_status(state, connection=connection)
     paused = worker.endpoint_paused_until(state)
     data["endpoint_paused_until"] = None if paused is None else paused.isoformat()
     data["verdict"] = judge(state, data, paused).as_dict()
