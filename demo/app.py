@@ -107,7 +107,9 @@ def register_views(app: Flask) -> None:
         if request.method == "POST":
             if check_password_hash(app.config["DEMO_PASSWORD_HASH"], request.form.get("password", "")):
                 session["admin"] = True
-                return redirect(request.args.get("next") or url_for("admin"))
+                target = request.args.get("next", "")
+                safe = target.startswith("/") and not target.startswith("//")  # no open redirect
+                return redirect(target if safe else url_for("admin"))
             flash("Wrong password.")
         return render_template("login.html")
 
@@ -115,6 +117,13 @@ def register_views(app: Flask) -> None:
     def logout() -> Any:
         session.clear()
         return redirect(url_for("home"))
+
+    @app.errorhandler(403)
+    def forbidden(error: Any) -> Any:
+        """The status page refuses strangers; in the demo, send them to the login form."""
+        if request.path.startswith("/indexnow") and not session.get("admin"):
+            return redirect(url_for("login", next=request.path))
+        return error
 
     @app.get("/admin")
     def admin() -> Any:

@@ -27,7 +27,8 @@ def test_edit_a_page_and_see_it_arrive_in_the_sandbox(tmp_path: Any, monkeypatch
     _received.clear()
     with serve(app, port) as base:
         web = requests.Session()
-        assert web.get(base + "/indexnow/", timeout=10).status_code == 403  # status page needs the login
+        refused = web.get(base + "/indexnow/", timeout=10, allow_redirects=False)
+        assert refused.status_code == 302 and "/login" in refused.headers["Location"]  # the page needs the login
         assert "Wrong password" in web.post(base + "/login", data={"password": "nope"}, timeout=10).text
         web.post(base + "/login", data={"password": "demo"}, timeout=10)
         saved = web.post(base + "/admin/new", data={"title": "Hello", "slug": "hello", "body": "Hi", "published": "on"},
