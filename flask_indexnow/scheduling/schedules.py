@@ -75,8 +75,8 @@ def timing_of(kind: str, expression: str, timezone: str | None) -> Timing:
 
 
 @dataclass(frozen=True)
-class ScheduleInfo:
-    """One schedule as stored; what :meth:`Scheduler.list` returns."""
+class ScheduleSpec:
+    """A schedule about to be saved, already validated."""
 
     handler: str
     payload: Any
@@ -85,6 +85,15 @@ class ScheduleInfo:
     expression: str
     timezone: str
     overlap: OverlapPolicy
+
+    def timing(self) -> Timing:
+        return timing_of(self.kind, self.expression, self.timezone)
+
+
+@dataclass(frozen=True)
+class ScheduleInfo(ScheduleSpec):
+    """One schedule as stored (its spec, and when it runs); what :meth:`Scheduler.list` returns."""
+
     next_run: datetime
     last_run: datetime | None
     enabled: bool
@@ -126,21 +135,6 @@ def check_payload(payload: Any) -> Any:
         raise ValueError(f"the payload must be JSON-serialisable: {exc}") from None
     return payload
 
-
-@dataclass(frozen=True)
-class ScheduleSpec:
-    """A schedule about to be saved, already validated."""
-
-    handler: str
-    payload: Any
-    queue: str
-    kind: str
-    expression: str
-    timezone: str
-    overlap: OverlapPolicy
-
-    def timing(self) -> Timing:
-        return timing_of(self.kind, self.expression, self.timezone)
 
 
 def save_schedule(state: IndexNowState, spec: ScheduleSpec) -> ScheduleInfo:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 
 import sqlalchemy as sa
@@ -20,18 +20,13 @@ from .. import queue as queue_module
 from ..errors import IndexNowError
 from ..state import IndexNowState
 from .limits import CHUNK, REJECTED_KEPT
-from .reader import SitemapReader
+from .reader import ReadStats, SitemapReader
 
 
 @dataclass
-class SitemapResult:
-    """What :func:`submit_sitemap` did."""
+class SitemapResult(ReadStats):
+    """What :func:`submit_sitemap` did: what was read, and what was queued of it."""
 
-    sitemaps: int = 0
-    found: int = 0
-    older: int = 0
-    undated: int = 0
-    bad_lastmod: int = 0
     queued: int = 0
     unchanged: int = 0
     rejected_count: int = 0
@@ -79,10 +74,7 @@ def submit_sitemap(
         if batch:
             _queue_chunk(state, batch, result, done, total, progress)
         stats = reader.stats
-    return replace(
-        result, sitemaps=stats.sitemaps, found=stats.found, older=stats.older,
-        undated=stats.undated, bad_lastmod=stats.bad_lastmod,
-    )
+    return replace(result, **asdict(stats))
 
 
 def _queue_chunk(
