@@ -9,6 +9,7 @@ private network, written in any form a URL parser would accept (``127.1``,
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Collection
@@ -82,11 +83,14 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def check_host(host: str) -> str:
     """Return ``host`` normalised (lower case, no trailing dot) or raise.
 
     Accepts public DNS names with at least one dot and globally routable IP
     literals (IPv6 in brackets); everything of SPEC §3's list is refused.
+    Cached: a bulk enqueue or a sitemap repeats a handful of hosts thousands
+    of times (a refusal raises, so it is never cached).
     """
     host = host.lower()
     if host.startswith("["):

@@ -8,6 +8,7 @@ it fails them: CI must prove every backend.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -22,13 +23,19 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_indexnow import IndexNow
 from flask_indexnow import clock as clock_module
 
+from . import network_guard
 from .endpoint_server import EndpointServer
+
+network_guard.install()
 
 POSTGRES_URL = os.environ.get("INDEXNOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 MYSQL_URL = os.environ.get("INDEXNOW_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 REDIS_URL = os.environ.get("INDEXNOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 KEY = "3f1c0d7e8a9b4c5d"
+#: Where apps send when a test does not ask for the ``endpoint`` fixture: a closed
+#: loopback port, so a stray delivery fails fast and never leaves the machine.
+NOWHERE_ENDPOINT = "http://127.0.0.1:9/indexnow"
 #: One prefix per test process: concurrent runs on the shared servers never meet.
 RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}_"
 
@@ -93,6 +100,16 @@ class FakeClock:
         self.now = when
 
 
+@pytest.fixture(autouse=True)
+def loopback_only() -> Iterator[None]:
+    """Fail the test that tried to reach anything but loopback (see ``network_guard``)."""
+    network_guard.take_attempts()
+    yield
+    attempts = network_guard.take_attempts()
+    if attempts:
+        pytest.fail(f"the test tried to reach beyond loopback: {', '.join(attempts)}")
+
+
 @pytest.fixture
 def clock() -> Iterator[FakeClock]:
     fake = FakeClock(datetime.now(timezone.utc).replace(microsecond=0))
@@ -149,7 +166,7 @@ class AppFactory:
             SQLALCHEMY_DATABASE_URI=database_url(self.backend, self.tmp_path),
             SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
             INDEXNOW_KEY=KEY,
-            INDEXNOW_ENDPOINT=self.endpoint_url or "https://api.indexnow.org/indexnow",
+            INDEXNOW_ENDPOINT=self.endpoint_url or NOWHERE_ENDPOINT,
             INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
             INDEXNOW_TABLE_PREFIX=prefix,
             INDEXNOW_CACHE_KEY_PREFIX=f"{RUN_PREFIX}{uuid.uuid4().hex[:6]}:",
@@ -176,12 +193,37 @@ class AppFactory:
         return app
 
     def close(self) -> None:
+        """Dispose of every app's engines; fail if one still had a connection out.
+
+        A connection still checked out (by a thread the test left running, say)
+        escapes the disposal and is closed by the garbage collector whenever it
+        next runs, which fails some later, innocent test. Failing here names
+        the test that leaked it.
+        """
+        leaked = []
         for app in self.apps:
             with app.app_context():
                 db = app.extensions["indexnow_test_db"]
                 db.session.remove()
                 for engine in db.engines.values():
+                    if not _all_checked_in(engine.pool):
+                        leaked.append(engine.url.get_backend_name())
                     engine.dispose()
+        if leaked:
+            pytest.fail(f"the test ended with database connections still in use ({', '.join(leaked)})")
+
+
+def _all_checked_in(pool: sa.pool.Pool, wait: float = 5.0) -> bool:
+    """True once ``pool`` has no connection checked out (waiting up to ``wait`` seconds)."""
+    checked_out = getattr(pool, "checkedout", None)
+    if checked_out is None:  # pools that keep no count (NullPool, StaticPool)
+        return True
+    deadline = time.monotonic() + wait
+    while checked_out() > 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _clear(engine: sa.Engine, tables: list[sa.Table]) -> None:

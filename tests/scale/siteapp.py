@@ -16,10 +16,13 @@ from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow
 
+from .. import network_guard
+
 CONFIG_ENV = "INDEXNOW_SCALE_CONFIG"
 
 
 def create_app() -> Flask:
+    network_guard.install()  # this process, too, talks only to loopback
     app = Flask("scale_site")
     app.config.update(json.loads(os.environ[CONFIG_ENV]))
     db = SQLAlchemy()

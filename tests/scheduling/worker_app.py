@@ -17,8 +17,11 @@ from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow
 
+from .. import network_guard
+
 
 def create_app(database_url: str | None = None, prefix: str | None = None, marks: str | None = None) -> Flask:
+    network_guard.install()  # this process, too, talks only to loopback
     app = Flask("worker_app")
     app.config.update(
         SQLALCHEMY_DATABASE_URI=database_url or os.environ["INDEXNOW_TEST_DB_URL"],

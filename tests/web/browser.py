@@ -1,4 +1,4 @@
-"""Headless Chromium and a live server for the browser tests.
+"""Headless Chromium, a live server and a foreign page for the browser tests.
 
 Chromium and chromedriver come from Debian (``scripts/install_browser.sh``);
 Selenium is pointed at both explicitly, so Selenium Manager never runs and
@@ -17,9 +17,6 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-from flask import Flask
-from werkzeug.serving import BaseWSGIServer, make_server
 
 from ..conftest import unavailable
 
@@ -64,27 +61,6 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-
-
-class LiveServer:
-    """A real WSGI server for ``app`` on 127.0.0.1, in a thread."""
-
-    def __init__(self, app: Flask) -> None:
-        self.server: BaseWSGIServer = make_server("127.0.0.1", 0, app, threaded=True)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
 
 
 class StaticPage:

@@ -16,7 +16,8 @@ import pytest
 from flask_indexnow import clock as clock_module
 
 from ..conftest import rows
-from .browser import ARTIFACTS, LiveServer, StaticPage, chromium
+from ..live_server import LiveServer
+from .browser import ARTIFACTS, StaticPage, chromium
 from .conftest import PREFIX, allow, extension, history_row, insert, queue_row
 
 pytestmark = pytest.mark.browser
