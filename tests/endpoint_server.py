@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -87,6 +88,7 @@ class EndpointServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        self.httpd.handle_error = _quiet_when_dropped(self.httpd.handle_error)  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
@@ -108,3 +110,15 @@ class EndpointServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _quiet_when_dropped(report: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """Let a connection the test reset, or the client dropped, end without a traceback."""
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError) or (isinstance(error, ValueError) and "closed file" in str(error)):
+            return
+        report(request, client_address)
+
+    return handle_error
