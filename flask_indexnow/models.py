@@ -192,7 +192,11 @@ def _build(db: Any, prefix: str) -> Models:
             "finished_at": sa.Column(UTCDateTime()),
         },
         sa.UniqueConstraint("occurrence_key", name=name("uq_indexnow_jobs_occurrence")),
-        sa.Index(name("ix_indexnow_jobs_claim"), "status", "queue", "available_at", "id"),
+        # The claim's ORDER BY must be served by an index: otherwise MySQL/MariaDB
+        # sort the due rows and lock every one of them, and concurrent workers'
+        # SKIP LOCKED claims find nothing while one claim is open.
+        sa.Index(name("ix_indexnow_jobs_claim"), "status", "available_at", "id"),
+        sa.Index(name("ix_indexnow_jobs_queue_claim"), "status", "queue", "available_at", "id"),
         sa.Index(name("ix_indexnow_jobs_handler"), "handler", "status"),
         sa.Index(name("ix_indexnow_jobs_stale"), "status", "claimed_at"),
         sa.Index(name("ix_indexnow_jobs_finished"), "finished_at"),

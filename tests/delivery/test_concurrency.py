@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from flask_indexnow import worker
 
 from ..endpoint_server import Reply
+from ..paused import paused_after
 from .conftest import ext, history_rows, queue_rows, state_of
 
 THREADS = 4
@@ -75,6 +76,21 @@ def test_claim_skips_rows_locked_by_another_worker(make_app, endpoint, clock, ba
             other.dispose()
     assert len(held) == 4
     assert sorted(row.id for row in mine) == sorted(set(range(min(held), min(held) + 10)) - set(held))
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_an_open_claim_locks_only_the_rows_it_takes(make_app, endpoint, clock, backend):
+    """Another worker's claim, its transaction still open, leaves every other due row claimable
+    (its scan follows the claim index; a sorted scan would lock every due row on MariaDB)."""
+    app = make_app()
+    with app.app_context():
+        ext(app).enqueue_many([f"https://example.com/{i}" for i in range(10)])
+        state = state_of(app)
+        engine = state.engine()
+    with paused_after(engine, "FOR UPDATE", lambda: worker.claim(state, engine, 3, clock.now, "a" * 32)) as held:
+        second = worker.claim(state, engine, 10, clock.now, "b" * 32)
+    assert len(held[0]) == 3 and len(second) == 7
+    assert not {r.id for r in held[0]} & {r.id for r in second}
 
 
 @pytest.mark.parametrize("backend", ["postgresql", "mariadb", "sqlite"])

@@ -12,12 +12,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from flask_indexnow import IndexNow
 from flask_indexnow.scheduling import jobs
 
 from ..conftest import FakeClock, rows
+from ..paused import paused_after
 from . import concurrent
 
 PROCESSES = 4
@@ -83,3 +85,28 @@ def test_each_job_runs_exactly_once(make_app, tmp_path: Path) -> None:
     assert len({line.split()[1] for line in lines}) >= 2  # the processes really shared the work
     assert {j.status for j in rows(app, "Job")} == {"completed"}
     assert {j.attempts for j in rows(app, "Job")} == {1}
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_an_open_claim_hides_only_its_own_job(make_app) -> None:
+    """While one worker's claim transaction is open, another worker claims the next job.
+
+    The claim must walk an index in its ORDER BY: a sorted scan would make
+    MySQL/MariaDB lock every due job, and the other workers' SKIP LOCKED
+    claims would find nothing until the first one commits.
+    """
+    app: Flask = make_app()
+    state = app.extensions["indexnow"]
+    with app.app_context():
+        for n in range(5):
+            jobs.dispatch(state, "record", n)
+        engine = state.engine()
+
+    def claim() -> Any:
+        with app.app_context():
+            return jobs.claim(state)
+
+    with paused_after(engine, "FOR UPDATE", claim) as held:
+        second = claim()
+    assert held[0] is not None and second is not None, "a claim found nothing while four jobs were free"
+    assert second.id != held[0].id

@@ -56,13 +56,27 @@ def wait_for(driver: Any, element_id: str) -> Any:
 
 def click_and_wait(driver: Any, element_id: str) -> None:
     """Click a button that submits a form, and wait until the page it leads to has replaced this one."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     old_page = driver.find_element(By.TAG_NAME, "html")
+
+    def replaced(_: Any) -> bool:
+        try:
+            old_page.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            # Caught mid-navigation, Chromium may name the same fact differently.
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
     driver.find_element(By.ID, element_id).click()
-    WebDriverWait(driver, WAIT).until(ec.staleness_of(old_page))
+    WebDriverWait(driver, WAIT).until(replaced)
+    wait_for(driver, "actions")  # the new page has arrived, not just left the old one
 
 
 def console_errors(driver: Any) -> list[str]:
