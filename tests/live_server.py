@@ -3,17 +3,13 @@
 The server's request threads are daemons, and the extension's tick runs in
 them after the response is sent. Stopping the server therefore waits until
 every request has finished, close callbacks included: otherwise a tick could
-still hold a database connection while the test tears the app down. Werkzeug
-runs those callbacks only once the client has finished with the connection (a
-browser may keep it open), so stopping first shuts the open connections down.
+still hold a database connection while the test tears the app down.
 """
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,8 +25,9 @@ DRAIN_TIMEOUT = 30.0
 class _InFlight:
     """WSGI middleware tracking each request until its response is closed.
 
-    A request whose thread ended without closing (Werkzeug skips ``close()``
-    when the client resets the connection) is no longer running either.
+    A request whose thread has ended without closing its response (Werkzeug
+    can skip ``close()`` when the client drops the connection) is no longer
+    running either.
     """
 
     def __init__(self, app: Flask) -> None:
@@ -72,14 +69,6 @@ class LiveServer:
         self.in_flight = _InFlight(app)
         self.server: BaseWSGIServer = make_server("127.0.0.1", port, self.in_flight, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.connections: weakref.WeakSet[socket.socket] = weakref.WeakSet()
-        accept = self.server.process_request
-
-        def process_request(request: Any, client_address: Any) -> None:
-            self.connections.add(request)
-            accept(request, client_address)
-
-        self.server.process_request = process_request  # type: ignore[method-assign]
 
     @property
     def url(self) -> str:
@@ -93,11 +82,6 @@ class LiveServer:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(5)
-        for connection in list(self.connections):
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed by its request thread
         self.in_flight.drain(DRAIN_TIMEOUT)
 
 
