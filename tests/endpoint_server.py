@@ -9,16 +9,15 @@ than a mock of ``requests``.
 from __future__ import annotations
 
 import json
-import socket
-import struct
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .server_thread import QuietHTTPServer, ServerThread, reset_connection
 
 
 @dataclass
@@ -41,7 +40,7 @@ class Received:
         return json.loads(self.body)
 
 
-class EndpointServer:
+class EndpointServer(ServerThread):
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.replies: deque[Reply] = deque()
@@ -69,9 +68,7 @@ class EndpointServer:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.reset:
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.close_connection = True
-                    self.connection.close()
+                    reset_connection(self)
                     return
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
@@ -86,15 +83,11 @@ class EndpointServer:
                 self.end_headers()
                 self.wfile.write(b"ok")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = _quiet_when_dropped(self.httpd.handle_error)  # type: ignore[method-assign]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        super().__init__(QuietHTTPServer(("127.0.0.1", 0), Handler))
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/indexnow"
+        return f"http://127.0.0.1:{self.port}/indexnow"
 
     def script(self, *replies: Reply) -> None:
         with self.lock:
@@ -102,23 +95,3 @@ class EndpointServer:
 
     def urls_received(self) -> list[str]:
         return [url for request in self.received for url in request.json["urlList"]]
-
-    def start(self) -> EndpointServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _quiet_when_dropped(report: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-    """Let a connection the test reset, or the client dropped, end without a traceback."""
-
-    def handle_error(request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, OSError) or (isinstance(error, ValueError) and "closed file" in str(error)):
-            return
-        report(request, client_address)
-
-    return handle_error

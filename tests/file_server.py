@@ -7,12 +7,13 @@ answer 404. Requests are recorded, so a test can prove what was (not) fetched.
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .server_thread import QuietHTTPServer, ServerThread
 
 
 @dataclass
@@ -22,7 +23,7 @@ class File:
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/xml"})
 
 
-class FileServer:
+class FileServer(ServerThread):
     def __init__(self) -> None:
         self.files: dict[str, File] = {}
         self.requested: list[str] = []
@@ -44,25 +45,14 @@ class FileServer:
                 self.end_headers()
                 self.wfile.write(reply.body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        super().__init__(QuietHTTPServer(("127.0.0.1", 0), Handler))
 
     @property
     def netloc(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"{host}:{port}"
+        return f"127.0.0.1:{self.port}"
 
     def url(self, path: str) -> str:
         return f"http://{self.netloc}{path}"
-
-    def start(self) -> FileServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @contextmanager

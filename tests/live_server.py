@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from flask import Flask
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import make_server
 from werkzeug.wsgi import ClosingIterator
+
+from .server_thread import ServerThread
 
 #: How long stopping waits for requests (and their ticks) still running.
 DRAIN_TIMEOUT = 30.0
@@ -62,26 +64,19 @@ class _InFlight:
             time.sleep(0.01)
 
 
-class LiveServer:
+class LiveServer(ServerThread):
     """A real threaded WSGI server for ``app`` on 127.0.0.1."""
 
     def __init__(self, app: Flask, port: int = 0) -> None:
         self.in_flight = _InFlight(app)
-        self.server: BaseWSGIServer = make_server("127.0.0.1", port, self.in_flight, threaded=True)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(make_server("127.0.0.1", port, self.in_flight, threaded=True))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
+        return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+    def stop(self) -> None:
+        super().stop()
         self.in_flight.drain(DRAIN_TIMEOUT)
 
 

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -19,12 +18,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
 
+from ..server_thread import QuietHTTPServer, ServerThread, reset_connection
 from .siteapp import CONFIG_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,15 +51,7 @@ class Request:
     answer: Answer
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that died or timed out mid-answer is part of the tests
-
-
-class CountingEndpoint:
+class CountingEndpoint(ServerThread):
     """A fast local IndexNow endpoint that counts every URL it receives.
 
     ``decide(host, urls)`` picks the answer of each POST (default: 200 after
@@ -93,9 +85,7 @@ class CountingEndpoint:
                 elif answer.delay:
                     time.sleep(answer.delay)
                 if answer.reset:
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.close_connection = True
-                    self.connection.close()
+                    reset_connection(self)
                     return
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():
@@ -103,25 +93,15 @@ class CountingEndpoint:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(QuietHTTPServer(("127.0.0.1", 0), Handler))
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/indexnow"
+        return f"http://127.0.0.1:{self.port}/indexnow"
 
     def total(self) -> int:
         with self.lock:
             return sum(self.counts.values())
-
-    def start(self) -> CountingEndpoint:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def shared_config(app: Flask, **overrides: Any) -> dict[str, Any]:

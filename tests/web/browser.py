@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from ..conftest import unavailable
+from ..server_thread import QuietHTTPServer, ServerThread
 
 CHROMIUM = os.environ.get("INDEXNOW_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("INDEXNOW_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -63,7 +63,7 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-class StaticPage:
+class StaticPage(ServerThread):
     """Serves one HTML page from another origin (another port): the attacker's site."""
 
     def __init__(self, html: str) -> None:
@@ -83,18 +83,8 @@ class StaticPage:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(QuietHTTPServer(("127.0.0.1", 0), Handler))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-
-    def __enter__(self) -> StaticPage:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return f"http://127.0.0.1:{self.port}/"
