@@ -186,6 +186,11 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
     return result
 
 
+def _unclaimed(now: datetime) -> dict[str, Any]:
+    """The values that give a claimed row back to ``pending``, attempts untouched."""
+    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": now}
+
+
 def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
     """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
     queue = state.models.Queue.__table__
@@ -205,7 +210,7 @@ def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
             count += connection.execute(
                 sa.update(queue)
                 .where(queue.c.id.in_(part), *stale)
-                .values(status="pending", claimed_at=None, claim_token=None, updated_at=now)
+                .values(**_unclaimed(now))
             ).rowcount
         return count
 
@@ -264,7 +269,7 @@ def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claime
         return int(connection.execute(
             sa.update(queue)
             .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            .values(status="pending", claimed_at=None, claim_token=None, available_at=until, updated_at=now)
+            .values(**_unclaimed(now), available_at=until)
         ).rowcount)
 
     return _retrying(work, engine)
@@ -278,7 +283,7 @@ def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
             count = connection.execute(
                 sa.update(queue)
                 .where(queue.c.claim_token == token, queue.c.status == "processing")
-                .values(status="pending", claimed_at=None, claim_token=None)
+                .values(**_unclaimed(clock.utcnow()))
             ).rowcount
         if count:
             logger.warning("IndexNow: pass interrupted; %d claimed rows given back to pending", count)
