@@ -5,19 +5,14 @@ from __future__ import annotations
 import functools
 import time
 
-import sqlalchemy as sa
 
 from .endpoint import Endpoint
-from .harness import Figure, interleave, median, ms
+from .harness import Figure, backend_name, ms, side_by_side
 from .site import Site, build, fill, floor_drain
 
 HOSTS = 20
 #: Rows per pass in the delivery figures: a bulk worker's setting (the default is 100).
 BATCH = 1000
-
-
-def backend_name(url: str) -> str:
-    return sa.engine.make_url(url).get_backend_name()
 
 
 def drain(site: Site) -> None:
@@ -50,10 +45,9 @@ def delivery(number: int, database_url: str, urls: int, rounds: int) -> Figure:
             assert moved == urls and site.count(site.queue) == 0
             return elapsed
 
-        timings = interleave({"ours": ours, "floor": floor}, rounds)
+        mine, bare = side_by_side(ours, floor, rounds)
         received = endpoint.stats()["urls"]
     assert received == urls * rounds * 2, "the endpoint did not receive every URL exactly once per run"
-    mine, bare = median(timings["ours"]), median(timings["floor"])
     ratio = mine / bare
     name = backend_name(database_url)
     return Figure(
@@ -84,10 +78,9 @@ def flat_cost(number: int, database_url: str, big: int, small: int, due: int, pa
 
         for name in sites:  # warm up caches and connections
             one_pass(name)
-        timings = interleave({name: functools.partial(one_pass, name) for name in sites}, passes)
+        large, little = side_by_side(functools.partial(one_pass, "big"), functools.partial(one_pass, "small"), passes)
         assert sites["big"].count(sites["big"].queue) == big  # only the due rows went
         assert sites["small"].count(sites["small"].queue) == small
-    large, little = median(timings["big"]), median(timings["small"])
     ratio = large / little
     return Figure(
         number, f"flat cost: pass over {due:,} due, {big:,} vs {small:,} waiting ({backend_name(database_url)})",

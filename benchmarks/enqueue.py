@@ -6,9 +6,8 @@ import hashlib
 import time
 from typing import Any
 
-import sqlalchemy as sa
 
-from .harness import Figure, interleave, median, ms
+from .harness import Figure, backend_name, ms, side_by_side
 from .site import Site, build, utcnow
 
 HOSTS = 20
@@ -64,10 +63,9 @@ def bulk(number: int, database_url: str, count: int, rounds: int) -> Figure:
         return elapsed
 
     ours()  # warm up
-    timings = interleave({"ours": ours, "floor": floor}, rounds)
-    mine, bare = median(timings["ours"]), median(timings["floor"])
+    mine, bare = side_by_side(ours, floor, rounds)
     ratio = mine / bare
-    name = sa.engine.make_url(database_url).get_backend_name()
+    name = backend_name(database_url)
     return Figure(number, f"bulk enqueue_many of {count:,} URLs vs executemany INSERT ({name})",
                   ms(mine), ms(bare), ratio, "<= 2.0", ratio <= 2.0,
                   f"bulk enqueue ({name}): ours validates and normalises each URL, hashes it and upserts "
@@ -106,9 +104,8 @@ def single(number: int, database_url: str, count: int, rounds: int) -> Figure:
         return elapsed / count
 
     ours()  # warm up
-    timings = interleave({"ours": ours, "floor": floor}, rounds)
-    mine, bare = median(timings["ours"]), median(timings["floor"])
+    mine, bare = side_by_side(ours, floor, rounds)
     ratio = mine / bare
-    name = sa.engine.make_url(database_url).get_backend_name()
+    name = backend_name(database_url)
     return Figure(number, f"single enqueue() vs one-row INSERT + COMMIT ({name})", ms(mine), ms(bare), ratio,
                   "<= 1.5", ratio <= 1.5)

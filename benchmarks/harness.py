@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import sqlalchemy as sa
+
 
 @dataclass
 class Figure:
@@ -43,6 +45,17 @@ def interleave(variants: dict[str, Callable[[], float]], rounds: int) -> dict[st
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def side_by_side(first: Callable[[], float], second: Callable[[], float], rounds: int) -> tuple[float, float]:
+    """The median seconds of ``first`` and of ``second``, run interleaved for ``rounds`` rounds."""
+    timings = interleave({"first": first, "second": second}, rounds)
+    return median(timings["first"]), median(timings["second"])
+
+
+def backend_name(database_url: str) -> str:
+    """"postgresql", "sqlite" …: how a figure names the database it ran on."""
+    return sa.engine.make_url(database_url).get_backend_name()
 
 
 def ms(seconds: float) -> str:

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .endpoint import Endpoint
-from .harness import Figure, interleave, median
+from .harness import Figure, side_by_side
 from .site import build, fill, floor_drain
 
 HOSTS = 20
@@ -56,8 +56,7 @@ def scaling(number: int, database_url: str, urls: int, rounds: int, workers: int
             assert delivered == urls and site.count(site.queue) == 0, (delivered, urls)
             return elapsed
 
-        timings = interleave({"many": lambda: run(workers), "one": lambda: run(1)}, rounds)
-    many, one = median(timings["many"]), median(timings["one"])
+        many, one = side_by_side(lambda: run(workers), lambda: run(1), rounds)
     speedup = one / many
     return Figure(
         number, f"scaling: {workers} workers vs 1, {urls:,} URLs, 20 ms endpoint (postgresql)",

@@ -14,7 +14,7 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_indexnow import IndexNow
 
 from .endpoint import Endpoint
-from .harness import Figure, ServerProcess, interleave, median, ms
+from .harness import Figure, ServerProcess, backend_name, interleave, median, ms
 from .site import KEY, new_prefix, register
 
 
@@ -103,7 +103,7 @@ def save_latency(database_url: str, rounds: int, saves_per_sample: int) -> Figur
                 rows = connection.execute(sa.select(sa.func.count()).select_from(state.models.Queue.__table__)).scalar()
         assert rows == 1, "the queued saves did not queue their URL"
     ratio = queued / synchronous
-    backend = sa.engine.make_url(database_url).get_backend_name()
+    backend = backend_name(database_url)
     return Figure(2, f"save latency: queued vs synchronous POST (50 ms endpoint, {backend})", ms(queued),
                   ms(synchronous), ratio, "<= 0.05", ratio <= 0.05,
                   f"save latency: the save alone (no extension, no POST) takes {ms(plain)}, so no queue "
