@@ -108,7 +108,8 @@ def register_views(app: Flask) -> None:
             if check_password_hash(app.config["DEMO_PASSWORD_HASH"], request.form.get("password", "")):
                 session["admin"] = True
                 target = request.args.get("next", "")
-                safe = target.startswith("/") and not target.startswith("//")  # no open redirect
+                # A path on this site only: "//host" and "/\\host" lead browsers elsewhere.
+                safe = target.startswith("/") and not target.startswith(("//", "/\\"))
                 return redirect(target if safe else url_for("admin"))
             flash("Wrong password.")
         return render_template("login.html")

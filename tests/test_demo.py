@@ -6,6 +6,7 @@ import socket
 import time
 from typing import Any
 
+import pytest
 import requests
 
 from demo.app import create_app
@@ -49,6 +50,17 @@ def test_bad_form_input_is_a_message_not_an_error(tmp_path: Any) -> None:
     assert page.status_code == 200 and "A title and a slug" in page.get_data(as_text=True)
     page = client.post("/admin/new", data={"title": "T", "slug": "t", "publish_at": "soon"})
     assert "Publish time must look like" in page.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("next_url", "landing"),
+    [("/indexnow/", "/indexnow/"), ("//evil.example/", "/admin"), ("/\\evil.example/", "/admin"),
+     ("https://evil.example/", "/admin"), ("", "/admin")],
+)
+def test_login_returns_only_to_a_page_of_this_site(tmp_path: Any, next_url: str, landing: str) -> None:
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
+    answer = app.test_client().post("/login", query_string={"next": next_url}, data={"password": "demo"})
+    assert answer.status_code == 302 and answer.headers["Location"] == landing
 
 
 def _wait_for(probe: Any, seconds: float = 10) -> Any:

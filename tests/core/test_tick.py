@@ -216,10 +216,6 @@ def test_a_failing_tick_never_reaches_the_visitor(make_app, caplog) -> None:
     assert "the after-response tick failed" in caplog.text
 
 
-
-
-
-
 def test_one_tick_per_process_at_a_time(app: Flask, endpoint) -> None:
     """A burst of requests never queues threads behind a running tick."""
     in_flight = threading.Event()

@@ -203,8 +203,6 @@ def test_watch_validates_its_arguments() -> None:
         ext.watch(object, url=str, published=True)  # type: ignore[arg-type]
 
 
-
-
 def test_a_broken_queue_never_breaks_the_save(make_app, caplog) -> None:
     """Queue tables missing (say): the content still commits, the failure is logged."""
     db = SQLAlchemy()

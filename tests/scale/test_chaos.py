@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import threading
 
-
 from ..conftest import rows
 from .conftest import count, ext, history_by_url
 from .servers import Answer, CountingEndpoint
