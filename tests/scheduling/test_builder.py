@@ -11,7 +11,6 @@ import flask_indexnow
 from flask_indexnow import IndexNow, OverlapPolicy
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START, UTC
 
 

@@ -13,7 +13,6 @@ from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, ensure_built
 from flask_indexnow.scheduling.builtins import forget_ensured
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START
 
 

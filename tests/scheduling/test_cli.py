@@ -13,7 +13,6 @@ from flask_indexnow import IndexNow
 from flask_indexnow.scheduling import jobs
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START
 
 

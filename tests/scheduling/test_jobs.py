@@ -15,7 +15,6 @@ from flask_indexnow import IndexNow
 from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, jobs, prune_history
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START
 
 

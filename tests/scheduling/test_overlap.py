@@ -12,7 +12,6 @@ from flask_indexnow import IndexNow, OverlapPolicy
 from flask_indexnow.scheduling import jobs
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START, UTC
 
 

@@ -20,8 +20,8 @@ from flask_indexnow import IndexNow
 from flask_indexnow.scheduling import Worker, jobs, scheduler_active
 
 from ..conftest import FakeClock, rows
-
 from .conftest import START
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
