@@ -25,7 +25,8 @@ class Check:
     ok: bool
     message: str
     fix: str | None = None
-    #: "error" stops delivery; "warning" weakens a promise.
+    #: "error" stops delivery; "attention" needs the owner's look (the verdict
+    #: says "Needs attention"); "warning" weakens a promise.
     level: str = "error"
 
     def as_dict(self) -> dict[str, Any]:
@@ -37,6 +38,27 @@ def cache_backend_name(state: IndexNowState) -> str:
 
     backend = current_app.extensions.get("cache", {}).get(state.cache)
     return type(backend).__name__ if backend is not None else "unknown"
+
+
+def allowed_hosts_check(state: IndexNowState) -> Check:
+    """Is the host allow-list closed and non-empty (SPEC §12)?
+
+    Open ('*'), a forged Host header can queue a foreign URL; empty, nothing
+    can be queued at all. Both need the owner's attention, neither stops the
+    delivery of what is already queued.
+    """
+    allowed = state.settings.allowed_hosts
+    fix = ("Set INDEXNOW_ALLOWED_HOSTS to the hosts of your site (or INDEXNOW_BASE_URL, or SERVER_NAME), "
+           "e.g. INDEXNOW_ALLOWED_HOSTS = ['www.example.com'].")
+    if allowed is None:
+        return Check("allowed_hosts", False,
+                     "INDEXNOW_ALLOWED_HOSTS is '*': a URL of any public host is queued, even one built from "
+                     "a forged Host header.", fix, "attention")
+    if not allowed:
+        return Check("allowed_hosts", False,
+                     "No allowed hosts are configured: every URL is refused.", fix, "attention")
+    shown = ", ".join(sorted(allowed)[:5]) + (" …" if len(allowed) > 5 else "")
+    return Check("allowed_hosts", True, f"URLs of these hosts may be queued: {shown}.", None, "attention")
 
 
 def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) -> list[Check]:
@@ -69,6 +91,7 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
         f"Submissions go to {settings.endpoint}." if problem is None else problem,
         None if problem is None else "Set INDEXNOW_ENDPOINT to https://api.indexnow.org/indexnow or an engine's endpoint.",
     ))
+    checks.append(allowed_hosts_check(state))
     backend = cache_backend_name(state)
     if backend in _LOCK_FIT:
         checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.", level="warning"))

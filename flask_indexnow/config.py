@@ -14,8 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidURLError
+from .urls import ANY_HOST, canonical_host, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -27,24 +29,44 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
     "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
     "INDEXNOW_ALLOW_PRIVATE_ENDPOINT": (False, "lets the endpoint be http:// or a loopback/private host (tests, local sandboxes)"),
-    "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued; None: any public host, or SERVER_NAME's host when that is set"),
+    "INDEXNOW_BASE_URL": (None, "the site's absolute http(s) base URL, e.g. https://www.example.com; its host may be queued"),
+    "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued (a list, or one string separated by commas); "
+                                     "None: the hosts of INDEXNOW_BASE_URL, SERVER_NAME and INDEXNOW_KEYS, and with "
+                                     "none of those every URL is refused; '*': any public host"),
     "INDEXNOW_QUEUE_ENABLED": (True, "the after-request tick; False: delivery only by the worker, scheduler or status page"),
-    "INDEXNOW_BATCH_SIZE": (100, "rows one worker pass claims"),
-    "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried"),
-    "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed"),
-    "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending"),
-    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds"),
+    "INDEXNOW_BATCH_SIZE": (100, "rows one worker pass claims (at most 10000)"),
+    "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried (at most 2592000: 30 days)"),
+    "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed (at most 100)"),
+    "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending (at most 86400: 1 day)"),
+    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds (at most 300)"),
     "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
-    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most"),
-    "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says"),
+    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600)"),
+    "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says (at most 10000)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
-    "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule"),
+    "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
     "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
-    "INDEXNOW_RESUBMIT_INTERVAL": (0, "seconds: an update for a URL delivered less than this long ago waits"),
+    "INDEXNOW_RESUBMIT_INTERVAL": (0, "seconds: an update for a URL delivered less than this long ago waits (at most 31536000: 365 days)"),
     "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
-    "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
-    "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
+    "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
+    "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
+}
+
+#: key → (largest value, in words). Every numeric setting has one: a value
+#: beyond it is a typo or a unit mistake, and far beyond it (``1e300``) it
+#: would overflow date arithmetic on every pass instead of failing here.
+MAXIMA: dict[str, tuple[float, str]] = {
+    "INDEXNOW_BATCH_SIZE": (10_000, "10000"),
+    "INDEXNOW_RETRY_DELAY": (30 * 86_400, "2592000 seconds: 30 days"),
+    "INDEXNOW_MAX_ATTEMPTS": (100, "100"),
+    "INDEXNOW_STALE_AFTER": (86_400, "86400 seconds: 1 day"),
+    "INDEXNOW_TIMEOUT": (300, "300 seconds"),
+    "INDEXNOW_TICK_LOCK_TTL": (3_600, "3600 seconds"),
+    "INDEXNOW_TICK_BATCH_MAX": (10_000, "10000"),
+    "INDEXNOW_HISTORY_RETENTION_DAYS": (3_650, "3650 days: 10 years"),
+    "INDEXNOW_RESUBMIT_INTERVAL": (365 * 86_400, "31536000 seconds: 365 days"),
+    "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
+    "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
 }
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
@@ -81,6 +103,7 @@ class Settings:
     job_max_attempts: int
     job_retry_delay: float
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    base_url: str | None = None
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -101,13 +124,15 @@ def _number(key: str, value: Any, *, minimum: float, integer: bool, exclusive: b
             raise ConfigurationError(f"{key} must be a number, got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigurationError(f"{key} must be a number, got {value!r}")
-    if integer and not float(value).is_integer():
-        raise ConfigurationError(f"{key} must be a whole number, got {value!r}")
     if value != value or value in (float("inf"), float("-inf")):
         raise ConfigurationError(f"{key} must be a finite number, got {value!r}")
+    if integer and isinstance(value, float) and not value.is_integer():
+        raise ConfigurationError(f"{key} must be a whole number, got {value!r}")
     if value < minimum or (exclusive and value == minimum):
         relation = "greater than" if exclusive else "at least"
         raise ConfigurationError(f"{key} must be {relation} {minimum:g}, got {value!r}")
+    if key in MAXIMA and value > MAXIMA[key][0]:
+        raise ConfigurationError(f"{key} must be at most {MAXIMA[key][1]}, got {value!r}")
     return int(value) if integer else float(value)
 
 
@@ -137,18 +162,43 @@ def _key(value: Any) -> str | None:
     return repr(value)  # kept, so the status page says it is invalid rather than missing
 
 
-def _hosts(key: str, value: Any) -> frozenset[str] | None:
-    if value is None:
-        return None
+def _host(key: str, value: Any) -> str:
+    """One host of INDEXNOW_ALLOWED_HOSTS or INDEXNOW_KEYS, in the form URLs are stored with.
+
+    Only what a URL can carry is accepted: a mistyped entry (a scheme, a path,
+    a port, a space, a wildcard) or one no URL may ever use (``localhost``, a
+    private address) would silently match nothing, so it fails ``init_app``.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{key} holds {value!r}, which is not a host name")
+    host = value.strip()
+    hint = None
+    if "://" in host:
+        hint = "write the host alone, without the scheme"
+    elif "/" in host:
+        hint = "write the host alone, without a path"
+    elif "*" in host:
+        hint = "wildcards are not supported: list each host (or INDEXNOW_ALLOWED_HOSTS = '*' for any public host)"
+    elif host.count(":") == 1 and not host.startswith("["):
+        hint = "write the host alone, without a port"
+    if hint is None:
+        try:
+            return check_host(host)
+        except InvalidURLError as exc:
+            hint = str(exc)
+    raise ConfigurationError(f"{key}: {value!r} is not a host whose URLs can be submitted ({hint})")
+
+
+def _allowed_hosts(value: Any) -> frozenset[str] | None:
+    """INDEXNOW_ALLOWED_HOSTS as canonical hosts; None for '*' (any public host)."""
+    key = "INDEXNOW_ALLOWED_HOSTS"
     if isinstance(value, str):
         value = [part for part in re.split(r"[\s,]+", value) if part]
-    try:
-        hosts = [str(h).strip().lower().rstrip(".") for h in value]
-    except TypeError:
-        raise ConfigurationError(f"{key} must be a list of host names or None, got {value!r}") from None
-    if not all(hosts):
-        raise ConfigurationError(f"{key} holds an empty host name")
-    return frozenset(hosts)
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigurationError(f"{key} must be a list of host names, '*' or None, got {value!r}")
+    if ANY_HOST in value:
+        return None
+    return frozenset(_host(key, h) for h in value)
 
 
 def _keys(value: Any) -> dict[str, str]:
@@ -161,14 +211,54 @@ def _keys(value: Any) -> dict[str, str]:
             raise ConfigurationError(f"INDEXNOW_KEYS has a host that is not a name: {host!r}")
         if problem:
             raise ConfigurationError(f"INDEXNOW_KEYS[{host!r}]: " + problem.replace("INDEXNOW_KEY ", "the key ", 1))
-        keys[host.strip().lower().rstrip(".")] = key
+        keys[_host("INDEXNOW_KEYS", host)] = key
     return keys
 
 
-def _server_name_host(server_name: Any) -> frozenset[str] | None:
-    if not isinstance(server_name, str) or not server_name:
+def _base_url(value: Any) -> str | None:
+    """INDEXNOW_BASE_URL: None, or an absolute http(s) URL with a host and nothing secret in it."""
+    base = _optional_str("INDEXNOW_BASE_URL", value)
+    if base is None:
         return None
-    return frozenset({server_name.split(":", 1)[0].lower().rstrip(".")})
+    try:
+        parts = urlsplit(base)
+        parts.port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL such as "
+                                 f"'https://www.example.com', got {base!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError("INDEXNOW_BASE_URL must not carry a user name or password")
+    return base
+
+
+def _netloc_host(netloc: str) -> str | None:
+    """The public host of a ``host[:port]`` text (SERVER_NAME, a base URL), or None.
+
+    None for anything no URL may use (``localhost:5000`` in development):
+    such a host adds nothing to the allow-list rather than failing the app.
+    """
+    host = netloc[: netloc.find("]") + 1] if netloc.startswith("[") else netloc.split(":", 1)[0]
+    try:
+        return check_host(host)
+    except InvalidURLError:
+        return None
+
+
+def derived_hosts(config: Mapping[str, Any], base_url: str | None, keys: Mapping[str, str]) -> frozenset[str]:
+    """The allow-list when INDEXNOW_ALLOWED_HOSTS is not set (SPEC §12).
+
+    The hosts the app says it is: INDEXNOW_BASE_URL's, SERVER_NAME's and those
+    of INDEXNOW_KEYS. Empty when none is set: then every URL is refused.
+    """
+    hosts = set(keys)
+    for netloc in (urlsplit(base_url).netloc if base_url else None, config.get("SERVER_NAME")):
+        if isinstance(netloc, str) and netloc:
+            host = _netloc_host(netloc)
+            if host is not None:
+                hosts.add(host)
+    return frozenset(hosts)
 
 
 def load_settings(config: dict[str, Any]) -> Settings:
@@ -194,9 +284,13 @@ def load_settings(config: dict[str, Any]) -> Settings:
     if key_location is not None and not key_location.startswith(("http://", "https://")):
         raise ConfigurationError(f"INDEXNOW_KEY_LOCATION must be an absolute http(s) URL, got {key_location!r}")
     endpoint = config["INDEXNOW_ENDPOINT"]
-    allowed = _hosts("INDEXNOW_ALLOWED_HOSTS", config["INDEXNOW_ALLOWED_HOSTS"])
-    if allowed is None:
-        allowed = _server_name_host(config.get("SERVER_NAME"))
+    keys = _keys(config["INDEXNOW_KEYS"] or {})
+    base_url = _base_url(config["INDEXNOW_BASE_URL"])
+    allowed_setting = config["INDEXNOW_ALLOWED_HOSTS"]
+    if allowed_setting is None or (isinstance(allowed_setting, str) and not allowed_setting.strip()):
+        allowed: frozenset[str] | None = derived_hosts(config, base_url, keys)
+    else:
+        allowed = _allowed_hosts(allowed_setting)
     cache_config = {
         "CACHE_" + name[len("INDEXNOW_CACHE_"):]: value
         for name, value in config.items()
@@ -206,7 +300,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
         key_location=key_location,
-        keys=_keys(config["INDEXNOW_KEYS"] or {}),
+        keys=keys,
         endpoint=endpoint if isinstance(endpoint, str) else "",
         allow_private_endpoint=_bool("INDEXNOW_ALLOW_PRIVATE_ENDPOINT", config["INDEXNOW_ALLOW_PRIVATE_ENDPOINT"]),
         allowed_hosts=allowed,
@@ -229,5 +323,6 @@ def load_settings(config: dict[str, Any]) -> Settings:
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
         cache_config=cache_config,
+        base_url=base_url,
     )
 
