@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
@@ -59,7 +60,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         # The sandbox receiver of this very app: nothing goes to a real engine.
         INDEXNOW_ENDPOINT=f"http://127.0.0.1:{port}/sandbox/indexnow",
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
-        INDEXNOW_ALLOWED_HOSTS=[SITE_URL.split("://", 1)[1].split("/", 1)[0]],
+        # The allow-list is closed by default; the demo's pages live on SITE_URL's host only.
+        INDEXNOW_ALLOWED_HOSTS=[urlsplit(SITE_URL).hostname],
         DEMO_PASSWORD_HASH=generate_password_hash(os.environ.get("DEMO_PASSWORD", "demo")),
     )
     app.config.update(config or {})

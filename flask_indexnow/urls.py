@@ -146,6 +146,9 @@ def _to_ascii(host: str) -> str:
             continue
         try:
             labels[index] = idna.alabel(label).decode("ascii")
+            # One spelling per name (RFC 5891 §5.3; older idna releases do not check it).
+            if label.startswith("xn--") and idna.alabel(idna.ulabel(label)).decode("ascii") != label:
+                raise idna.IDNAError("the A-label is not the canonical punycode of its name")
         except UnicodeError as exc:
             raise InvalidURLError(f"host {host!r} is not a valid internationalised name: {exc}") from None
     return ".".join(labels)
