@@ -52,8 +52,8 @@ def allowed_hosts_check(state: IndexNowState) -> Check:
            "e.g. INDEXNOW_ALLOWED_HOSTS = ['www.example.com'].")
     if allowed is None:
         return Check("allowed_hosts", False,
-                     "INDEXNOW_ALLOWED_HOSTS is '*': a URL of any public host is queued, even one built from "
-                     "a forged Host header.", fix, "attention")
+                     "The host allow-list is open (INDEXNOW_ALLOWED_HOSTS = *): a URL of any public host is "
+                     "queued, even one built from a forged Host header.", fix, "attention")
     if not allowed:
         return Check("allowed_hosts", False,
                      "No allowed hosts are configured: every URL is refused.", fix, "attention")
