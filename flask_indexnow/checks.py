@@ -21,15 +21,27 @@ _ONE_PROCESS = {"SimpleCache", "FileSystemCache"}
 
 @dataclass(frozen=True)
 class Check:
+    """One configuration check, as the status page and ``status --json`` show it.
+
+    ``severity_if_failing`` is what a failure of this check would mean ("error"
+    stops delivery; "warning" weakens a promise); ``status`` is what it means
+    *now*: "pass" for a passing check whatever its severity, so a machine
+    reading the document never takes a passing check for a problem.
+    """
+
     name: str
     ok: bool
     message: str
     fix: str | None = None
-    #: "error" stops delivery; "warning" weakens a promise.
-    level: str = "error"
+    severity_if_failing: str = "error"
+
+    @property
+    def status(self) -> str:
+        """"pass", or the severity of the failure: "warning" or "error"."""
+        return "pass" if self.ok else self.severity_if_failing
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "status": self.status}
 
 
 def cache_backend_name(state: IndexNowState) -> str:
@@ -71,7 +83,8 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
     ))
     backend = cache_backend_name(state)
     if backend in _LOCK_FIT:
-        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.", level="warning"))
+        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.",
+                            severity_if_failing="warning"))
     elif backend in _ONE_PROCESS:
         checks.append(Check(
             "cache", True,

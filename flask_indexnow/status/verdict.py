@@ -30,8 +30,8 @@ def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | N
     Failing warning-level checks (no worker seen, dry run) are notes: they
     weaken a promise but do not stop the URLs from going out.
     """
-    errors = [c["message"] for c in data["checks"] if not c["ok"] and c["level"] == "error"]
-    notes = [c["message"] for c in data["checks"] if not c["ok"] and c["level"] != "error"]
+    errors = [c["message"] for c in data["checks"] if c["status"] == "error"]
+    notes = [c["message"] for c in data["checks"] if c["status"] == "warning"]
     if errors:
         return Verdict("error", "Not sending", errors, notes)
     queue = data["queue"]
