@@ -1,4 +1,4 @@
-"""``flask indexnow …``: thin commands over the library functions (SPEC §7).
+"""``flask indexnow …``: thin commands over the library functions.
 
 A user's mistake (a bad URL, a bad option, missing tables) prints one clear
 line and exits 1; no traceback.

@@ -5,7 +5,7 @@ defaults with ``app.config.setdefault``, validates each value and returns a
 typed, read-only :class:`Settings` snapshot that the rest of the extension uses.
 A bad value fails at ``init_app`` with a :class:`ConfigurationError` naming the
 key; only the key and the endpoint are checked softly, because a site must keep
-queueing while its owner fixes them (SPEC §2).
+queueing while its owner fixes them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .errors import ConfigurationError
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
-#: key → (default, meaning). The README's configuration table mirrors this.
+#: key → (default, meaning). The docs' configuration reference is generated from this mapping.
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_ENABLED": (True, "master switch; False: events are ignored, nothing is sent"),
     "INDEXNOW_KEY": (None, "the IndexNow key: 8-128 characters of a-z A-Z 0-9 -"),

@@ -1,4 +1,4 @@
-"""Per-host key state, read from the engine's latest answers (SPEC §11).
+"""Per-host key state, read from the engine's latest answers.
 
 An engine verifies a key by fetching the key file after a submission. Its
 answers tell how far that went: 202 "accepted, key not verified yet", 200

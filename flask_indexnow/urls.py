@@ -1,4 +1,4 @@
-"""Which URLs may be submitted (SPEC §3), decided without any DNS look-up.
+"""Which URLs may be submitted, decided without any DNS look-up.
 
 A URL queued here ends up in a POST to a search engine and, for ``key check``
 and remote sitemaps, in a request this process makes itself. So the rules are
@@ -88,7 +88,8 @@ def check_host(host: str) -> str:
     """Return ``host`` normalised (lower case, no trailing dot) or raise.
 
     Accepts public DNS names with at least one dot and globally routable IP
-    literals (IPv6 in brackets); everything of SPEC §3's list is refused.
+    literals (IPv6 in brackets); loopback, private, link-local,
+    reserved and the other non-public ranges are refused, in every spelling.
     Cached: a bulk enqueue or a sitemap repeats a handful of hosts thousands
     of times (a refusal raises, so it is never cached).
     """
@@ -131,7 +132,7 @@ def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> Chec
 
     The fragment is dropped (engines ignore it, and it would defeat dedup); the
     scheme and host are lower-cased. ``allowed_hosts``, when given, is the
-    complete list of hosts the site may submit (SPEC §11).
+    complete list of hosts the site may submit.
     Raises :class:`InvalidURLError` with a reason a person can act on.
     """
     if not isinstance(url, str):

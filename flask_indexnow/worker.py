@@ -1,4 +1,4 @@
-"""One worker pass over the queue (SPEC §4).
+"""One worker pass over the queue.
 
 The pass is built so that no database transaction is open while a request is
 in flight: the claim commits before the first POST, and each POST's outcome is
@@ -44,7 +44,7 @@ from .state import IndexNowState
 logger = logging.getLogger("flask_indexnow")
 
 #: Extra requests one rejected batch may cost while it is split in halves to
-#: find the URLs the endpoint really refuses (SPEC §11). With the limit reached,
+#: find the URLs the endpoint really refuses. With the limit reached,
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
@@ -301,7 +301,7 @@ def _deliver(
     result: PassResult,
     budget: list[int],
 ) -> None:
-    """POST one batch and record its outcome; a batch refused with 400/422 is split (SPEC §11).
+    """POST one batch and record its outcome; a batch refused with 400/422 is split.
 
     ``budget`` (shared by every part of one batch) is how many extra requests
     the splitting may still cost. Rows whose turn comes while the endpoint is
@@ -444,7 +444,7 @@ def finish(
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
-    """Remember what was delivered, for fingerprints and resubmit intervals (SPEC §11).
+    """Remember what was delivered, for fingerprints and resubmit intervals.
 
     A URL delivered with a fingerprint (or any URL, with INDEXNOW_RESUBMIT_INTERVAL)
     gets its entry written. A URL delivered without one (a delete, or an
