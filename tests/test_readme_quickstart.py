@@ -68,3 +68,12 @@ def test_as_written_it_sends_nothing_and_prints_what_the_readme_shows(tmp_path: 
                              FLASK_INDEXNOW_ALLOW_PRIVATE_ENDPOINT="true")
     assert endpoint.received == []
     assert result.stdout.strip() == quick_start_output()
+
+
+def test_the_readme_stays_short_and_keeps_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    assert "python3 dev.py demo" in text and "python3 dev.py test" in text
+    assert "INDEXNOW_ALLOWED_HOSTS" in quick_start_code() and "indexnow.watch(Page, url=" in quick_start_code()
+    # PyPI renders the README away from the repository: images need absolute URLs.
+    assert all(src.startswith("https://") for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text))
