@@ -77,3 +77,10 @@ def test_the_readme_stays_short_and_keeps_the_two_commands() -> None:
     assert "INDEXNOW_ALLOWED_HOSTS" in quick_start_code() and "indexnow.watch(Page, url=" in quick_start_code()
     # PyPI renders the README away from the repository: images need absolute URLs.
     assert all(src.startswith("https://") for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text))
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    pages = re.findall(r"https://flask-indexnow\.readthedocs\.io/en/latest/([\w-]+)\.html",
+                       README.read_text(encoding="utf-8"))
+    assert len(pages) >= 10
+    assert [p for p in pages if not (ROOT / "docs" / f"{p}.md").exists()] == []
