@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from flask import abort, jsonify, redirect, render_template, request, session, url_for
 from flask.typing import ResponseReturnValue
 
-from .. import queue, worker
+from .. import queue, skipped, worker
 from ..state import IndexNowState, get_state
 from ..stats import collect_status
 from . import csrf
@@ -55,6 +55,7 @@ def status_data(state: IndexNowState, connection: Any) -> dict[str, Any]:
     paused = worker.endpoint_paused_until(state)
     data["endpoint_paused_until"] = None if paused is None else paused.isoformat()
     data["verdict"] = judge(state, data, paused).as_dict()
+    data["skipped_events_24h"] = skipped.last_24h(state)  # None: the cache could not say
     return data
 
 
