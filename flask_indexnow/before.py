@@ -108,7 +108,7 @@ def _old_scalar(state: Any, key: str) -> Any:
         return history.unchanged[0]
     if key in state.dict and not history.added:
         return state.dict[key]
-    # Never loaded, so unchanged: read it from the real object (loads it once).
+    # Never loaded (so unchanged), or set without its old value: the real object's value.
     return getattr(state.obj(), key)
 
 

@@ -87,6 +87,9 @@ def _changed(app: Any, state: IndexNowState, session: Session, adapter: Adapter,
     old_url = _url(state, adapter, before, obj) if was_live else None
     if new_url is _FAILED or old_url is _FAILED:
         return  # logged and counted: without both URLs a move cannot be told from an edit
+    if not content_changed and adapter.published_at is not None and is_live and was_live:
+        # A new publication date is no content change, but the row must wait for it.
+        content_changed = _published_at(adapter, before, obj) != _published_at(adapter, obj, obj)
     gone = was_live and old_url is not None and (not is_live or old_url != new_url)
     if gone:
         # Unpublished, or moved: the old address is gone, whatever happens to the new one;
@@ -120,6 +123,14 @@ def _live(adapter: Adapter, target: Any, obj: Any) -> bool:
     except Exception:
         logger.exception("IndexNow: %s skipped: its published=/deleted= function failed", skipped.describe(obj))
         return False
+
+
+def _published_at(adapter: Adapter, target: Any, obj: Any) -> Any:
+    try:
+        return adapter.published_at(target) if adapter.published_at is not None else None
+    except Exception:
+        logger.exception("IndexNow: reading the published_at= of %s failed", skipped.describe(obj))
+        return None
 
 
 def _url(state: IndexNowState, adapter: Adapter, target: Any, obj: Any) -> Any:

@@ -160,3 +160,28 @@ def test_fields_need_an_sqlalchemy_model(backend: str) -> None:
 
     with pytest.raises(TypeError, match="needs an SQLAlchemy model"):
         IndexNow().watch(Plain, url=lambda p: "https://example.com/", fields=("title",))
+
+
+def test_a_new_publication_date_outside_fields_is_still_queued(make_app, clock) -> None:
+    from datetime import timedelta
+
+    def watch(ext: Any, Post: Any) -> None:
+        ext.watch(Post, url=lambda p: f"https://example.com/posts/{p.slug}", published=lambda p: p.is_published,
+                  published_at=lambda p: None if p.last_seen is None else clock.now + timedelta(days=p.last_seen),
+                  fields=("title",))
+
+    blog = make_blog(make_app, watch)
+    try:
+        post = blog.post("later")
+        post.last_seen = 2  # here: "publish in two days"
+        blog.session.commit()
+        assert blog.queue() == {"https://example.com/posts/later": "update"}
+        assert rows_of(blog)[0].available_at == clock.now + timedelta(days=2)
+    finally:
+        close_blog(blog)
+
+
+def rows_of(blog: Blog) -> list[Any]:
+    from ..conftest import rows
+
+    return rows(blog.app)
