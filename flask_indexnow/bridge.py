@@ -7,6 +7,12 @@ change. It compares each changed object with its state before the flush, so a
 published page whose URL changed gets ``delete`` for the old URL and
 ``update`` for the new one.
 
+The state before the flush is a shadow instance (see :mod:`.before`), so the
+adapter functions may read properties, hybrids, methods and related objects.
+A change of a relationship collection is a change. With ``watch(fields=…)``,
+a flush that touches none of those attributes is compared in Python only (URL,
+liveness, publication date) and, when they are equal, costs no SQL at all.
+
 Drafts that were not live before and are not live now queue nothing: telling
 search engines that a never-published URL is gone would only spend quota.
 """

@@ -108,7 +108,14 @@ def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
         return tuple(u for u in given if u)
     if adapter is None or resource is None or adapter.related is None:
         return ()
-    return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+    try:
+        return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+    except Exception as exc:  # the resource's own URL still goes out
+        traceback = not isinstance(exc, (BuildError, RuntimeError))
+        logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(resource), _first_line(exc),
+                       exc_info=traceback)
+        skipped.record(state)
+        return ()
 
 
 def _flag(kwargs: dict[str, Any], name: str) -> bool | None:

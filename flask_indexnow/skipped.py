@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import sqlalchemy as sa
+
 from . import clock
 from .state import IndexNowState, logger
 
@@ -51,8 +53,6 @@ def describe(resource: Any) -> str:
     """``Page 42``, ``Page (1, 'en')``, ``Page (new)`` or ``Doc``: what a log line names."""
     name = type(resource).__name__
     try:
-        import sqlalchemy as sa
-
         state = sa.inspect(resource)
     except Exception:
         return name

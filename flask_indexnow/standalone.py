@@ -23,6 +23,7 @@ from flask import current_app, has_app_context
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
+from . import skipped
 from .queue import Entry, after_write, write_entries
 from .state import IndexNowState, logger
 
@@ -39,6 +40,10 @@ def write(state: IndexNowState, entries: list[Entry]) -> None:
         logger.debug("IndexNow: SQLite is locked by this session's open transaction: "
                       "%d row(s) will be written when it ends", len(entries))
         return
+    _write_now(state, entries)
+
+
+def _write_now(state: IndexNowState, entries: list[Entry]) -> None:
     with state.engine().begin() as connection:
         written = write_entries(state, connection, entries)
     after_write(state, written, None)
@@ -69,15 +74,13 @@ def _transaction_end(session: Session, transaction: SessionTransaction) -> None:
     for app, state, entries in session.info.pop(_DEFERRED_KEY):
         try:
             if has_app_context() and current_app._get_current_object() is app:  # type: ignore[attr-defined]
-                write(state, entries)
+                _write_now(state, entries)
             else:
                 with app.app_context():
-                    write(state, entries)
+                    _write_now(state, entries)
         except Exception:
             logger.exception("IndexNow: %d queue row(s) could not be written: %s",
                              len(entries), ", ".join(e.url for e in entries[:5]))
-            from . import skipped
-
             skipped.record(state, len(entries))
 
 

@@ -55,3 +55,19 @@ def test_a_related_that_is_no_list_is_skipped(app: Flask, related: object, caplo
         signals.resource_saved.send(app, url="https://example.com/y", related=related)
     assert rows(app) == []
     assert "related must be a list of URLs" in caplog.text
+
+
+def test_a_failing_related_function_still_queues_the_resource(app: Flask, caplog) -> None:
+    ext: IndexNow = app.extensions["indexnow"].extension
+
+    class Broken:
+        slug = "kept"
+
+    def related(doc: object) -> list[str]:
+        raise RuntimeError("listing unavailable")
+
+    ext.watch(Broken, url=lambda d: f"https://example.com/{d.slug}", related=related)
+    with caplog.at_level(logging.WARNING, logger="flask_indexnow"):
+        signals.resource_unpublished.send(app, resource=Broken())
+    assert queued(app) == {"https://example.com/kept": "delete"}
+    assert "related pages of Broken skipped: listing unavailable" in caplog.text
