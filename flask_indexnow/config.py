@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigurationError
 
@@ -44,6 +45,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
+    "INDEXNOW_BASE_URL": (None, "the site's canonical origin, e.g. https://www.example.org: url=/related= functions run in a request context for it, so url_for(_external=True) is canonical in and out of requests"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -80,6 +82,7 @@ class Settings:
     scheduler_enabled: bool
     job_max_attempts: int
     job_retry_delay: float
+    base_url: str | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -165,6 +168,26 @@ def _keys(value: Any) -> dict[str, str]:
     return keys
 
 
+def _base_url(value: Any) -> str | None:
+    """INDEXNOW_BASE_URL as ``scheme://host[:port]``: an origin, nothing more."""
+    text = _optional_str("INDEXNOW_BASE_URL", value)
+    if text is None:
+        return None
+    example = "such as https://www.example.org"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL {example}, got {text!r}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL {example}, got {text!r}")
+    if "@" in parts.netloc:
+        raise ConfigurationError("INDEXNOW_BASE_URL must not carry a user name or password")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an origin without a path, query or fragment {example}, got {text!r}")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
 def _server_name_host(server_name: Any) -> frozenset[str] | None:
     if not isinstance(server_name, str) or not server_name:
         return None
@@ -228,6 +251,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         scheduler_enabled=_bool("INDEXNOW_SCHEDULER_ENABLED", config["INDEXNOW_SCHEDULER_ENABLED"]),
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
+        base_url=_base_url(config["INDEXNOW_BASE_URL"]),
         cache_config=cache_config,
     )
 
