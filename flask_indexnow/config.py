@@ -44,6 +44,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -80,6 +81,7 @@ class Settings:
     scheduler_enabled: bool
     job_max_attempts: int
     job_retry_delay: float
+    forbidden_escalation: int
     cache_config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -228,6 +230,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         scheduler_enabled=_bool("INDEXNOW_SCHEDULER_ENABLED", config["INDEXNOW_SCHEDULER_ENABLED"]),
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
+        forbidden_escalation=num("INDEXNOW_FORBIDDEN_ESCALATION", 0),
         cache_config=cache_config,
     )
 
