@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+from .harness import IndexNowHarness
 from .helpers import QueuedURL, deliver, endpoint_config, point_app_at, queued, queued_urls
 from .recorder import Received, RecordingEndpoint, Reply
 
 __all__ = [
+    "IndexNowHarness",
     "QueuedURL",
     "Received",
     "RecordingEndpoint",

@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
@@ -122,6 +123,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     method: str = "POST"
+    received_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     @property
     def json(self) -> Any:
@@ -169,7 +171,8 @@ class RecordingEndpoint(ServerThread):
     arrived and :attr:`urls` every URL submitted, in order.
     """
 
-    def __init__(self, path: str = "/indexnow") -> None:
+    def __init__(self, path: str = "/indexnow", *, keep: int | None = None) -> None:
+        """``keep``: remember only the latest ``keep`` requests (a long-running sandbox); None keeps all."""
         #: Every POST so far, oldest first (live list: read it under :attr:`lock`, or use :attr:`requests`).
         self.received: list[Received] = []
         #: Replies still to give, one per POST.
@@ -180,6 +183,7 @@ class RecordingEndpoint(ServerThread):
         self.decide: Callable[[Received], Reply] | None = None
         self.lock = threading.Lock()
         self.path = path
+        self.keep = keep
         super().__init__(QuietHTTPServer((LOOPBACK, 0), self._handler_class()))
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -207,6 +211,8 @@ class RecordingEndpoint(ServerThread):
     def _record(self, request: Received) -> Reply:
         with self.lock:
             self.received.append(request)
+            if self.keep is not None and len(self.received) > self.keep:
+                del self.received[: len(self.received) - self.keep]
             if self.decide is not None:
                 return _as_reply(self.decide(request))
             return self.replies.popleft() if self.replies else self.default
