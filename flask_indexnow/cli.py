@@ -153,3 +153,4 @@ def key_generate_command() -> None:
 
 from . import site_cli  # noqa: E402,F401  (submit-sitemap, key check)
 from .scheduling import cli as _scheduling_cli  # noqa: E402,F401  (work, schedule, prune-history)
+from . import explain_cli as _explain_cli  # noqa: E402,F401  (explain)

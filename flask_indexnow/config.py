@@ -45,6 +45,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never"),
     "INDEXNOW_BASE_URL": (None, "the site's canonical origin, e.g. https://www.example.org: url=/related= functions run in a request context for it, so url_for(_external=True) is canonical in and out of requests"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
@@ -82,6 +83,7 @@ class Settings:
     scheduler_enabled: bool
     job_max_attempts: int
     job_retry_delay: float
+    forbidden_escalation: int
     base_url: str | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
 
@@ -251,6 +253,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         scheduler_enabled=_bool("INDEXNOW_SCHEDULER_ENABLED", config["INDEXNOW_SCHEDULER_ENABLED"]),
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
+        forbidden_escalation=num("INDEXNOW_FORBIDDEN_ESCALATION", 0),
         base_url=_base_url(config["INDEXNOW_BASE_URL"]),
         cache_config=cache_config,
     )
