@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, enqueue, processes, web
+from . import delivery, enqueue, last_seen, processes, web
 from .harness import Figure, machine, table
 from .site import POSTGRES_URL, drop_all
 
@@ -47,12 +47,15 @@ class Sizes:
     scaling_urls: int = 20_000
     scaling_rounds: int = 3
     memory_urls: int = 10_000
+    last_seen_rounds: int = 15
+    last_seen_requests: int = 200
 
 
 QUICK = Sizes(
     overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
+    last_seen_rounds=5, last_seen_requests=50,
 )
 
 
@@ -72,10 +75,10 @@ def postgres_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-7)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-8)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 8))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 9))
     pg_version = postgres_available()
 
     print("Flask-IndexNow benchmarks" + (" (quick sizes)" if args.quick else ""))
@@ -108,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             (6, True, lambda: processes.scaling(6, POSTGRES_URL, s.scaling_urls, s.scaling_rounds)),
             (7, True, lambda: processes.peak_memory(7, POSTGRES_URL, s.memory_urls)),
             (7, False, lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
+            (8, False, lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
+            (8, True, lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
         ]
         try:
             for number, needs_postgres, run in plan:

@@ -22,7 +22,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from flask_indexnow import IndexNow
 
-from .sandbox import sandbox
+from .sandbox import recorder, sandbox
 
 db = SQLAlchemy()
 cache = Cache()
@@ -51,14 +51,13 @@ class Page(db.Model):  # type: ignore[name-defined,misc]
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     os.makedirs(app.instance_path, exist_ok=True)
-    port = os.environ.get("FLASK_RUN_PORT", "5000")
     app.config.update(
         SECRET_KEY=os.environ.get("DEMO_SECRET_KEY", "demo-only-secret-change-me"),
         SQLALCHEMY_DATABASE_URI=f"sqlite:///{os.path.join(app.instance_path, 'demo.sqlite')}",
         CACHE_TYPE="SimpleCache",
         INDEXNOW_KEY="d3m0k3y0f1ndexn0w",
-        # The sandbox receiver of this very app: nothing goes to a real engine.
-        INDEXNOW_ENDPOINT=f"http://127.0.0.1:{port}/sandbox/indexnow",
+        # The sandbox recorder on 127.0.0.1 (demo/sandbox.py): nothing goes to a real engine.
+        INDEXNOW_ENDPOINT=recorder().url,
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
         # The allow-list is closed by default; the demo's pages live on SITE_URL's host only.
         INDEXNOW_ALLOWED_HOSTS=[urlsplit(SITE_URL).hostname],

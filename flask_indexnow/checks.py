@@ -21,16 +21,28 @@ _ONE_PROCESS = {"SimpleCache", "FileSystemCache"}
 
 @dataclass(frozen=True)
 class Check:
+    """One configuration check, as the status page and ``status --json`` show it.
+
+    ``severity_if_failing`` is what a failure of this check would mean ("error"
+    stops delivery; "attention" needs the owner's look, and the verdict says
+    "Needs attention"; "warning" weakens a promise); ``status`` is what it means
+    *now*: "pass" for a passing check whatever its severity, so a machine
+    reading the document never takes a passing check for a problem.
+    """
+
     name: str
     ok: bool
     message: str
     fix: str | None = None
-    #: "error" stops delivery; "attention" needs the owner's look (the verdict
-    #: says "Needs attention"); "warning" weakens a promise.
-    level: str = "error"
+    severity_if_failing: str = "error"
+
+    @property
+    def status(self) -> str:
+        """"pass", or the severity of the failure: "warning", "attention" or "error"."""
+        return "pass" if self.ok else self.severity_if_failing
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "status": self.status}
 
 
 def cache_backend_name(state: IndexNowState) -> str:
@@ -41,7 +53,7 @@ def cache_backend_name(state: IndexNowState) -> str:
 
 
 def allowed_hosts_check(state: IndexNowState) -> Check:
-    """Is the host allow-list closed and non-empty (SPEC §12)?
+    """Is the host allow-list closed and non-empty?
 
     Open ('*'), a forged Host header can queue a foreign URL; empty, nothing
     can be queued at all. Both need the owner's attention, neither stops the
@@ -53,12 +65,13 @@ def allowed_hosts_check(state: IndexNowState) -> Check:
     if allowed is None:
         return Check("allowed_hosts", False,
                      "The host allow-list is open (INDEXNOW_ALLOWED_HOSTS = *): a URL of any public host is "
-                     "queued, even one built from a forged Host header.", fix, "attention")
+                     "queued, even one built from a forged Host header.", fix, severity_if_failing="attention")
     if not allowed:
         return Check("allowed_hosts", False,
-                     "No allowed hosts are configured: every URL is refused.", fix, "attention")
+                     "No allowed hosts are configured: every URL is refused.", fix, severity_if_failing="attention")
     shown = ", ".join(sorted(allowed)[:5]) + (" …" if len(allowed) > 5 else "")
-    return Check("allowed_hosts", True, f"URLs of these hosts may be queued: {shown}.", None, "attention")
+    return Check("allowed_hosts", True, f"URLs of these hosts may be queued: {shown}.", None,
+                 severity_if_failing="attention")
 
 
 def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) -> list[Check]:
@@ -94,7 +107,8 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
     checks.append(allowed_hosts_check(state))
     backend = cache_backend_name(state)
     if backend in _LOCK_FIT:
-        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.", level="warning"))
+        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.",
+                            severity_if_failing="warning"))
     elif backend in _ONE_PROCESS:
         checks.append(Check(
             "cache", True,

@@ -1,4 +1,4 @@
-"""``flask indexnow …``: thin commands over the library functions (SPEC §7).
+"""``flask indexnow …``: thin commands over the library functions.
 
 A user's mistake (a bad URL, a bad option, missing tables) prints one clear
 line and exits 1; no traceback.
@@ -20,7 +20,7 @@ from flask.cli import AppGroup
 from . import queue as queue_module
 from .errors import IndexNowError, InvalidURLError
 from .state import get_state
-from .stats import collect_status
+from .status.document import status_document
 from .urls import check_url
 from .worker import process_queue
 
@@ -80,7 +80,7 @@ def process_command(limit: int | None) -> None:
 @friendly_errors
 def status_command(as_json: bool) -> None:
     """Show queue counts, recent deliveries and configuration checks."""
-    data = collect_status(get_state())
+    data = status_document(get_state())
     if as_json:
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return
@@ -97,8 +97,8 @@ def status_command(as_json: bool) -> None:
         + (f", {h['dry_run']} dry run" if h["dry_run"] else "")
     )
     for check in data["checks"]:
-        mark = "ok " if check["ok"] else ("ERR" if check["level"] == "error" else "!! ")
-        attention = "Needs attention: " if check["level"] == "attention" and not check["ok"] else ""
+        mark = "ok " if check["ok"] else ("ERR" if check["status"] == "error" else "!! ")
+        attention = "Needs attention: " if check["status"] == "attention" else ""
         click.echo(f"[{mark}] {attention}{check['message']}"
                    + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
 
@@ -155,3 +155,4 @@ def key_generate_command() -> None:
 
 from . import site_cli  # noqa: E402,F401  (submit-sitemap, key check)
 from .scheduling import cli as _scheduling_cli  # noqa: E402,F401  (work, schedule, prune-history)
+from . import explain_cli as _explain_cli  # noqa: E402,F401  (explain)

@@ -3,7 +3,7 @@
 Every module asks :func:`utcnow` rather than calling :func:`datetime.now` itself,
 so tests can move time forward without sleeping and all comparisons against the
 database use the same clock. Times are aware and in UTC; naive datetimes that
-reach the extension are taken as UTC (SPEC §3).
+reach the extension are taken as UTC.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ defaults with ``app.config.setdefault``, validates each value and returns a
 typed, read-only :class:`Settings` snapshot that the rest of the extension uses.
 A bad value fails at ``init_app`` with a :class:`ConfigurationError` naming the
 key; only the key and the endpoint are checked softly, because a site must keep
-queueing while its owner fixes them (SPEC §2).
+queueing while its owner fixes them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .urls import ANY_HOST, canonical_host, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
-#: key → (default, meaning). The README's configuration table mirrors this.
+#: key → (default, meaning). The docs' configuration reference is generated from this mapping.
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_ENABLED": (True, "master switch; False: events are ignored, nothing is sent"),
     "INDEXNOW_KEY": (None, "the IndexNow key: 8-128 characters of a-z A-Z 0-9 -"),
@@ -29,7 +29,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
     "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
     "INDEXNOW_ALLOW_PRIVATE_ENDPOINT": (False, "lets the endpoint be http:// or a loopback/private host (tests, local sandboxes)"),
-    "INDEXNOW_BASE_URL": (None, "the site's absolute http(s) base URL, e.g. https://www.example.com; its host may be queued"),
+    "INDEXNOW_BASE_URL": (None, "the site's canonical origin, e.g. https://www.example.org: url=/related= functions run in a request context for it, so url_for(_external=True) is canonical in and out of requests"),
     "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued (a list, or one string separated by commas); "
                                      "None: the hosts of INDEXNOW_BASE_URL, SERVER_NAME and INDEXNOW_KEYS, and with "
                                      "none of those every URL is refused; '*': any public host"),
@@ -49,6 +49,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -67,6 +68,7 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_RESUBMIT_INTERVAL": (365 * 86_400, "31536000 seconds: 365 days"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
     "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
 }
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
@@ -102,8 +104,9 @@ class Settings:
     scheduler_enabled: bool
     job_max_attempts: int
     job_retry_delay: float
-    cache_config: Mapping[str, Any] = field(default_factory=dict)
+    forbidden_escalation: int
     base_url: str | None = None
+    cache_config: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -216,21 +219,23 @@ def _keys(value: Any) -> dict[str, str]:
 
 
 def _base_url(value: Any) -> str | None:
-    """INDEXNOW_BASE_URL: None, or an absolute http(s) URL with a host and nothing secret in it."""
-    base = _optional_str("INDEXNOW_BASE_URL", value)
-    if base is None:
+    """INDEXNOW_BASE_URL as ``scheme://host[:port]``: an origin, nothing more."""
+    text = _optional_str("INDEXNOW_BASE_URL", value)
+    if text is None:
         return None
+    example = "such as https://www.example.org"
     try:
-        parts = urlsplit(base)
-        parts.port
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises on a bad port)
     except ValueError:
-        parts = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL such as "
-                                 f"'https://www.example.com', got {base!r}")
-    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL {example}, got {text!r}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an absolute http(s) URL {example}, got {text!r}")
+    if "@" in parts.netloc:
         raise ConfigurationError("INDEXNOW_BASE_URL must not carry a user name or password")
-    return base
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigurationError(f"INDEXNOW_BASE_URL must be an origin without a path, query or fragment {example}, got {text!r}")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 def _netloc_host(netloc: str) -> str | None:
@@ -247,7 +252,7 @@ def _netloc_host(netloc: str) -> str | None:
 
 
 def derived_hosts(config: Mapping[str, Any], base_url: str | None, keys: Mapping[str, str]) -> frozenset[str]:
-    """The allow-list when INDEXNOW_ALLOWED_HOSTS is not set (SPEC §12).
+    """The allow-list when INDEXNOW_ALLOWED_HOSTS is not set.
 
     The hosts the app says it is: INDEXNOW_BASE_URL's, SERVER_NAME's and those
     of INDEXNOW_KEYS. Empty when none is set: then every URL is refused.
@@ -322,7 +327,8 @@ def load_settings(config: dict[str, Any]) -> Settings:
         scheduler_enabled=_bool("INDEXNOW_SCHEDULER_ENABLED", config["INDEXNOW_SCHEDULER_ENABLED"]),
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
-        cache_config=cache_config,
+        forbidden_escalation=num("INDEXNOW_FORBIDDEN_ESCALATION", 0),
         base_url=base_url,
+        cache_config=cache_config,
     )
 

@@ -1,4 +1,4 @@
-"""Talking to the IndexNow endpoint: checks, the POST, and what an answer means (SPEC §4)."""
+"""Talking to the IndexNow endpoint: checks, the POST, and what an answer means."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class Answer:
 
 
 def classify(status: int) -> str:
-    """SPEC §4: 2xx success; 429 and 5xx temporary; every other answer permanent."""
+    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent."""
     if 200 <= status < 300:
         return "success"
     if status == 429 or 500 <= status < 600:

@@ -8,7 +8,7 @@ class IndexNowError(Exception):
 
 
 class InvalidURLError(IndexNowError, ValueError):
-    """A URL that may not be submitted (SPEC §3): bad scheme, private host, …"""
+    """A URL that may not be submitted: bad scheme, private host, …"""
 
 
 class ConfigurationError(IndexNowError, ValueError):

@@ -16,8 +16,9 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import Flask, current_app, has_app_context
+from werkzeug.routing import BuildError
 
-from . import signals
+from . import baseurl, signals, skipped, standalone
 from .errors import InvalidURLError
 from .queue import Entry, after_write, make_entry, write_entries
 from .state import IndexNowState, logger
@@ -35,6 +36,8 @@ class Adapter:
     deleted: Callable[[Any], Any] | None = None
     fingerprint: Callable[[Any], Any] | None = None
     related: Callable[[Any], Iterable[str] | None] | None = None
+    #: With ``watch(fields=…)``: the attributes whose change is a content change.
+    fields: frozenset[str] | None = None
 
     def is_live(self, resource: Any) -> bool:
         published = True if self.published is None else bool(self.published(resource))
@@ -66,9 +69,10 @@ class Resolved:
 def resolve(state: IndexNowState, resource: Any, kwargs: dict[str, Any]) -> Resolved:
     """Combine a resource's adapter with the signal's explicit arguments."""
     adapter = find_adapter(state.extension.adapters, resource) if resource is not None else None
+    base_url = state.settings.base_url
     url = kwargs.get("url", _MISSING)
     if url is _MISSING or url is None:
-        url = adapter.url(resource) if adapter is not None else None
+        url = baseurl.call(base_url, adapter.url, resource) if adapter is not None else None
     if url is not None and not isinstance(url, str):
         raise EventError(f"url must be a string, got {type(url).__name__}")
 
@@ -88,14 +92,30 @@ def resolve(state: IndexNowState, resource: Any, kwargs: dict[str, Any]) -> Reso
         raise EventError(f"published_at must be a datetime, got {type(published_at).__name__}")
 
     fingerprint = None
-    related: tuple[str, ...] = ()
-    if adapter is not None and resource is not None:
-        if adapter.fingerprint is not None:
-            value = adapter.fingerprint(resource)
-            fingerprint = None if value is None else _digest(value)
-        if adapter.related is not None:
-            related = tuple(u for u in (adapter.related(resource) or ()) if u)
-    return Resolved(url, live, published_at, fingerprint, related)
+    if adapter is not None and resource is not None and adapter.fingerprint is not None:
+        value = adapter.fingerprint(resource)
+        fingerprint = None if value is None else _digest(value)
+    return Resolved(url, live, published_at, fingerprint, related_urls(state, adapter, resource, kwargs))
+
+
+def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
+                 kwargs: dict[str, Any]) -> tuple[str, ...]:
+    """The signal's ``related=`` URLs, else those of the adapter's ``related`` function."""
+    given = kwargs.get("related")
+    if given is not None:
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise EventError(f"related must be a list of URLs, got {type(given).__name__}")
+        return tuple(u for u in given if u)
+    if adapter is None or resource is None or adapter.related is None:
+        return ()
+    try:
+        return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+    except Exception as exc:  # the resource's own URL still goes out
+        traceback = not isinstance(exc, (BuildError, RuntimeError))
+        logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(resource), _first_line(exc),
+                       exc_info=traceback)
+        skipped.record(state)
+        return ()
 
 
 def _flag(kwargs: dict[str, Any], name: str) -> bool | None:
@@ -140,16 +160,24 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
     if state is None or not state.settings.enabled:
         return
     resource = kwargs.get("resource")
+    what = f" ({skipped.describe(resource)})" if resource is not None else ""
     try:
         if has_app_context() and current_app._get_current_object() is sender:  # type: ignore[attr-defined]
             _queue_event(state, kind, resource, kwargs)
         else:
             with sender.app_context():
                 _queue_event(state, kind, resource, kwargs)
-    except (EventError, InvalidURLError) as exc:
-        logger.warning("IndexNow: %s event skipped: %s", kind, exc)
+    except (EventError, InvalidURLError, BuildError) as exc:
+        logger.warning("IndexNow: %s event skipped%s: %s", kind, what, _first_line(exc))
+        skipped.record(state)
     except Exception:
-        logger.exception("IndexNow: %s event skipped: the resource could not be read", kind)
+        logger.exception("IndexNow: %s event skipped%s: the resource could not be read or queued", kind, what)
+        skipped.record(state)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[str, Any]) -> None:
@@ -161,12 +189,17 @@ def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[st
             state.remember(resource_key(resource), url)
         return
     if kind == "deleted":
-        url = kwargs.get("url") or (state.recall(resource_key(resource)) if resource is not None else None)
+        remembered = state.recall(resource_key(resource)) if resource is not None else None
+        url = kwargs.get("url") or remembered
         if url is None and resource is not None:
             url = resolve(state, resource, kwargs).url
         if url is None:
             raise EventError("resource_deleted needs resource= (after resource_before_delete) or url=")
-        _write(state, [make_entry(state, url, "delete")], kwargs.get("session"))
+        adapter = find_adapter(state.extension.adapters, resource) if resource is not None else None
+        entries = [make_entry(state, url, "delete")]
+        # The listing pages that showed the resource changed too (issue 9, point 11).
+        entries.extend(_related_entries(state, related_urls(state, adapter, resource, kwargs)))
+        _write(state, entries, kwargs.get("session"))
         return
 
     info = resolve(state, resource, kwargs)
@@ -178,12 +211,19 @@ def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[st
         action = "update"
     entries = [make_entry(state, info.url, action, info.published_at if action == "update" else None,
                           info.fingerprint if action == "update" else None)]
-    for related in info.related:
+    entries.extend(_related_entries(state, info.related))
+    _write(state, entries, kwargs.get("session"))
+
+
+def _related_entries(state: IndexNowState, urls: Iterable[str]) -> list[Entry]:
+    entries = []
+    for related in urls:
         try:
             entries.append(make_entry(state, related, "update"))
         except InvalidURLError as exc:
             logger.warning("IndexNow: related URL %r skipped: %s", related, exc)
-    _write(state, entries, kwargs.get("session"))
+            skipped.record(state)
+    return entries
 
 
 def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> None:
@@ -198,14 +238,9 @@ def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> N
             written = write_entries(state, connection, entries)
         after_write(state, written, session)
         return
-    db_session = state.db.session
-    try:
-        written = write_entries(state, db_session, entries)
-        db_session.commit()
-    except Exception:
-        db_session.rollback()
-        raise
-    after_write(state, written, None)
+    # Not part of the host's unit of work: a transaction of its own, and the
+    # host's db.session is never flushed, committed or rolled back here.
+    standalone.write(state, entries)
 
 
 def _receiver(kind: str) -> Callable[..., None]:

@@ -106,6 +106,7 @@ class IndexNow:
         deleted: Callable[[Any], Any] | None = None,
         fingerprint: Callable[[Any], Any] | None = None,
         related: Callable[[Any], Iterable[str] | None] | None = None,
+        fields: Iterable[str] | None = None,
     ) -> None:
         """Register how to read ``model``; SQLAlchemy models are then queued on every change.
 
@@ -114,7 +115,14 @@ class IndexNow:
         ``published_at`` a future publication time makes the row wait.
         ``fingerprint`` returns what identifies the content: saving unchanged
         content after a successful delivery queues nothing. ``related`` returns
-        more URLs (listing pages) queued as ``update`` with the resource.
+        more URLs (listing pages) queued as ``update`` with the resource, and
+        on its delete or unpublish too (read from the state before the change).
+        ``fields`` names the attributes (columns or relationships) whose change
+        is a content change: a flush that changes none of them queues nothing
+        and runs no SQL, unless the URL or the published/deleted state changed.
+
+        Every function sees the state before a change when the bridge compares
+        (properties, hybrids, methods and related objects included).
         """
         if not callable(url):
             raise TypeError("watch() needs url=, a function returning the resource's absolute URL")
@@ -122,7 +130,8 @@ class IndexNow:
                          ("fingerprint", fingerprint), ("related", related)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"watch(): {name}= must be a function of the resource")
-        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related)
+        watched = bridge.check_fields(model, fields) if fields is not None else None
+        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related, watched)
         bridge.track_history(model)
 
     def status_auth(self, fn: F) -> F:

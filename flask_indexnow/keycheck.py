@@ -1,4 +1,4 @@
-"""``flask indexnow key check``: fetch each host's key file the way an engine would (SPEC §11).
+"""``flask indexnow key check``: fetch each host's key file the way an engine would.
 
 An engine that receives a submission GETs the ``keyLocation`` and accepts the
 key only when that request answers 200 with the key itself. Engines do not

@@ -1,4 +1,4 @@
-"""The key file search engines fetch to verify a submission: ``GET /{key}.txt`` (SPEC §8, §11)."""
+"""The key file search engines fetch to verify a submission: ``GET /{key}.txt``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-host key state, read from the engine's latest answers (SPEC §11).
+"""Per-host key state, read from the engine's latest answers.
 
 An engine verifies a key by fetching the key file after a submission. Its
 answers tell how far that went: 202 "accepted, key not verified yet", 200
@@ -12,13 +12,13 @@ path may wait): from what this app itself would serve for that host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock
+from . import clock, forbidden
 from .config import key_problem
 from .endpoint import key_for, key_location
 from .keyfile import serves_key_file
@@ -40,6 +40,9 @@ class HostKeyState:
     key_location: str | None
     message: str
     hint: str | None
+    #: 403 answers in a row for this host (INDEXNOW_FORBIDDEN_ESCALATION), and whether that was escalated.
+    forbidden_streak: int = 0
+    escalated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,8 @@ class HostKeyState:
             "key_location": self.key_location,
             "message": self.message,
             "hint": self.hint,
+            "forbidden_streak": self.forbidden_streak,
+            "escalated": self.escalated,
         }
 
 
@@ -83,7 +88,20 @@ def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]
     """The key state of every known host, with the hint that fits."""
     answers = latest_key_answers(state, connection)
     hosts = sorted(set(known_hosts(state, connection)) | set(answers))[:MAX_HOSTS]
-    return [describe(state, host, *answers.get(host, (None, None))) for host in hosts]
+    streaks = forbidden.streaks(state, hosts)
+    return [with_streak(describe(state, host, *answers.get(host, (None, None))), streaks.get(host)) for host in hosts]
+
+
+def with_streak(described: HostKeyState, streak: forbidden.Streak | None) -> HostKeyState:
+    """``described`` with its run of 403 answers, said in the message when the key is rejected."""
+    if streak is None:
+        return described
+    message = described.message
+    if described.state == "rejected":
+        message += f" {streak.count} refusals in a row"
+        message += (": escalated (a CRITICAL line was logged); a delivery the engine accepts ends the streak."
+                    if streak.escalated else ".")
+    return replace(described, message=message, forbidden_streak=streak.count, escalated=streak.escalated)
 
 
 def describe(state: IndexNowState, host: str, http_status: int | None, at: datetime | None) -> HostKeyState:

@@ -1,4 +1,4 @@
-"""The extension's tables, defined on the application's own ``db`` (SPEC §9).
+"""The extension's tables, defined on the application's own ``db``.
 
 The classes are built by :func:`get_models` once per ``(db, prefix)`` and
 cached, so ``db.create_all()`` and Flask-Migrate see them, and several apps (or
@@ -27,7 +27,7 @@ from .clock import as_utc, utcnow
 class UTCDateTime(sa.types.TypeDecorator[datetime]):
     """Stores UTC without a zone (portable), hands back aware UTC datetimes.
 
-    Naive values are taken as UTC (SPEC §3). MySQL/MariaDB get microsecond
+    Naive values are taken as UTC. MySQL/MariaDB get microsecond
     precision, which the claim order and the dedup updates rely on.
     """
 

@@ -1,4 +1,4 @@
-"""The durable URL queue: validation, dedup upserts and the direct API (SPEC §3).
+"""The durable URL queue: validation, dedup upserts and the direct API.
 
 Rows are written with one set-based upsert per chunk, on the database's own
 "insert or update" (``ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
@@ -121,7 +121,7 @@ _RESET_COLUMNS = (
 
 
 def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> list[Entry]:
-    """Skip unchanged content and hold back early resubmits (SPEC §11)."""
+    """Skip unchanged content and hold back early resubmits."""
     ledger = state.models.URLState.__table__
     queue = state.models.Queue.__table__
     hashes = [url_hash(e.url) for e in batch]

@@ -1,4 +1,4 @@
-"""The after-response tick: the queue keeps moving without a cron (SPEC §5).
+"""The after-response tick: the queue keeps moving without a cron.
 
 Each request registers one tick with ``response.call_on_close``; it runs once
 the response has been handed to the client, so the visitor never waits for
@@ -68,7 +68,7 @@ def _tick(state: IndexNowState) -> PassResult | None:
         held = lock.acquire()
     except Exception:
         # Without a working cache, run anyway: the database claim is what keeps
-        # delivery exactly-once; the lock only saves duplicate work.
+        # each claim exactly-once; the lock only saves duplicate work.
         logger.warning("IndexNow: cache unavailable for the tick lock; ticking without it", exc_info=True)
         held = True
         lock = None  # type: ignore[assignment]

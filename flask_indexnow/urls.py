@@ -1,4 +1,4 @@
-"""Which URLs may be submitted (SPEC §3, §12), decided without any DNS look-up.
+"""Which URLs may be submitted, decided without any DNS look-up.
 
 A URL queued here ends up in a POST to a search engine and, for ``key check``
 and remote sitemaps, in a request this process makes itself. So the rules are
@@ -189,7 +189,8 @@ def check_host(host: str) -> str:
     """Return ``host`` normalised (:func:`canonical_host`) if it may be submitted, or raise.
 
     Accepts public DNS names with at least one dot and globally routable IP
-    literals (IPv6 in brackets); everything of SPEC §3's list is refused, in
+    literals (IPv6 in brackets); loopback, private, link-local, reserved and
+    the other non-public ranges and local names are refused, in
     whatever spelling UTS #46 maps to it. Cached: a bulk enqueue or a sitemap
     repeats a handful of hosts thousands of times (a refusal raises, so it is
     never cached).
@@ -220,7 +221,7 @@ def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> Chec
     (:func:`canonical_host`). The normalised URL is at most
     :data:`MAX_URL_LENGTH` characters: exactly what is stored and sent.
     ``allowed_hosts``, when given, is the complete list of hosts the site may
-    submit (SPEC §11, §12), in canonical form; an empty one refuses every URL
+    submit, in canonical form; an empty one refuses every URL
     with a message naming the settings to set. None accepts any public host.
     Raises :class:`InvalidURLError` with a reason a person can act on.
     """

@@ -1,4 +1,4 @@
-"""One worker pass over the queue (SPEC §4).
+"""One worker pass over the queue.
 
 The pass is built so that no database transaction is open while a request is
 in flight: the claim commits before the first POST, and each POST's outcome is
@@ -25,7 +25,7 @@ import requests
 import sqlalchemy as sa
 from flask import current_app
 
-from . import clock, due, signals
+from . import clock, due, passlog, signals
 from .config import key_problem
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
@@ -44,7 +44,7 @@ from .state import IndexNowState
 logger = logging.getLogger("flask_indexnow")
 
 #: Extra requests one rejected batch may cost while it is split in halves to
-#: find the URLs the endpoint really refuses (SPEC §11). With the limit reached,
+#: find the URLs the endpoint really refuses. With the limit reached,
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
@@ -182,7 +182,7 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
     except Exception:
         logger.warning("IndexNow: could not refresh the next-due time", exc_info=True)
     if result.claimed or result.reset_stale:
-        logger.info("IndexNow pass: %s", result)
+        logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
 
 
@@ -301,7 +301,7 @@ def _deliver(
     result: PassResult,
     budget: list[int],
 ) -> None:
-    """POST one batch and record its outcome; a batch refused with 400/422 is split (SPEC §11).
+    """POST one batch and record its outcome; a batch refused with 400/422 is split.
 
     ``budget`` (shared by every part of one batch) is how many extra requests
     the splitting may still cost. Rows whose turn comes while the endpoint is
@@ -316,14 +316,14 @@ def _deliver(
     if key is None or key_problem(key):
         answer = Answer("failed", None, f"no valid IndexNow key for host {host}: add it to INDEXNOW_KEYS "
                         "or set INDEXNOW_KEY", None, 0.0)
-        logger.error("IndexNow: %d URLs of %s failed: %s", len(rows), host, answer.error)
+        passlog.no_key(state, host, len(rows), answer.error)
     elif settings.dry_run:
         answer = Answer("success", None, None, None, 0.0)
-        logger.info("IndexNow dry run host=%s count=%d (nothing sent)", host, len(rows))
+        passlog.dry_run(state, host, [r.url for r in rows])
     else:
         answer = post_batch(http, settings, host, key, [r.url for r in rows])
         result.requests += 1
-        _log_answer(host, rows, answer)
+        passlog.answer(state, host, len(rows), answer)
         if answer.http_status in (400, 422) and len(rows) > 1 and budget[0] >= 2:
             # Find the URLs the endpoint really refuses: resend each half.
             budget[0] -= 2
@@ -334,16 +334,6 @@ def _deliver(
         if answer.http_status == 429:
             pause_endpoint(state, answer)
     finish(state, engine, token, rows, answer, result)
-
-
-def _log_answer(host: str, rows: list[Claimed], answer: Answer) -> None:
-    level = logging.INFO if answer.outcome == "success" else logging.WARNING
-    logger.log(
-        level,
-        "IndexNow POST host=%s count=%d status=%s duration=%.3fs%s",
-        host, len(rows), answer.http_status if answer.http_status is not None else "-",
-        answer.duration, f" error={answer.error}" if answer.error else "",
-    )
 
 
 def finish(
@@ -444,7 +434,7 @@ def finish(
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
-    """Remember what was delivered, for fingerprints and resubmit intervals (SPEC §11).
+    """Remember what was delivered, for fingerprints and resubmit intervals.
 
     A URL delivered with a fingerprint (or any URL, with INDEXNOW_RESUBMIT_INTERVAL)
     gets its entry written. A URL delivered without one (a delete, or an

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from demo.app import create_app
-from demo.sandbox import _received
+from demo.sandbox import recorder
 
 from .live_server import serve
 
@@ -25,7 +25,7 @@ def test_edit_a_page_and_see_it_arrive_in_the_sandbox(tmp_path: Any, monkeypatch
     port = free_port()
     monkeypatch.setenv("FLASK_RUN_PORT", str(port))
     app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
-    _received.clear()
+    before = len(recorder().requests)
     with serve(app, port) as base:
         web = requests.Session()
         refused = web.get(base + "/indexnow/", timeout=10, allow_redirects=False)
@@ -35,11 +35,21 @@ def test_edit_a_page_and_see_it_arrive_in_the_sandbox(tmp_path: Any, monkeypatch
         saved = web.post(base + "/admin/new", data={"title": "Hello", "slug": "hello", "body": "Hi", "published": "on"},
                          timeout=10)
         assert "The change is queued" in saved.text
-        arrived = _wait_for(lambda: [u for b in _received for u in b["urls"]])
+        arrived = _wait_for(lambda: [u for r in recorder().requests[before:] for u in r.urls])
         assert sorted(arrived) == ["https://demo.example.com/", "https://demo.example.com/pages/hello"]
         assert "https://demo.example.com/pages/hello" in web.get(base + "/sandbox/", timeout=10).text
         assert web.get(base + "/indexnow/", timeout=10).status_code == 200
         assert web.get(base + "/d3m0k3y0f1ndexn0w.txt", timeout=10).text == "d3m0k3y0f1ndexn0w"
+
+
+def test_the_sandbox_answers_like_an_engine() -> None:
+    """The demo's endpoint is the shipped recorder: 202 for a real submission, 400 for a malformed one."""
+    with requests.Session() as http:
+        good = http.post(recorder().url, json={"host": "demo.example.com", "key": "d3m0k3y0f1ndexn0w",
+                                               "urlList": ["https://demo.example.com/"]}, timeout=10)
+        bad = http.post(recorder().url, data=b"nonsense", timeout=10)
+    assert (good.status_code, bad.status_code) == (202, 400)
+    assert recorder().httpd.server_address[0] == "127.0.0.1"
 
 
 def test_bad_form_input_is_a_message_not_an_error(tmp_path: Any) -> None:

@@ -1,4 +1,4 @@
-"""Recurring schedules and jobs (SPEC §6).
+"""Recurring schedules and jobs.
 
 Schedules live in ``indexnow_schedules`` and are turned into jobs in
 ``indexnow_jobs`` by the scheduler tick, which ``flask indexnow work`` runs

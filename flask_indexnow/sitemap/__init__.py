@@ -1,4 +1,4 @@
-"""Reading sitemaps safely and queueing their URLs in bulk (SPEC §7, §11).
+"""Reading sitemaps safely and queueing their URLs in bulk.
 
 A sitemap is untrusted input: it may come from a URL, it may be gzipped, and
 XML has well-known ways to hurt the reader (entity expansion bombs, external

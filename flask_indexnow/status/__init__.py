@@ -1,4 +1,4 @@
-"""The status page (SPEC §8): is delivery working, and if not, why.
+"""The status page: is delivery working, and if not, why.
 
 ``create_blueprint()`` builds the ``indexnow`` blueprint that ``web.py``
 mounts at INDEXNOW_STATUS_URL_PREFIX:

@@ -12,11 +12,10 @@ from flask.typing import ResponseReturnValue
 
 from .. import queue, worker
 from ..state import IndexNowState, get_state
-from ..stats import collect_status
 from . import csrf
 from .chart import build_chart
+from .document import status_document
 from .queries import HistoryFilter, failed_rows, history_page, recent_jobs, schedules
-from .verdict import judge
 
 logger = logging.getLogger("flask_indexnow")
 NOTICE_KEY = "_indexnow_notice"
@@ -50,12 +49,8 @@ def add_security_headers(response: Any) -> Any:
 
 
 def status_data(state: IndexNowState, connection: Any) -> dict[str, Any]:
-    """:func:`collect_status` plus the page's verdict: what the page and the JSON share."""
-    data = collect_status(state, connection=connection)
-    paused = worker.endpoint_paused_until(state)
-    data["endpoint_paused_until"] = None if paused is None else paused.isoformat()
-    data["verdict"] = judge(state, data, paused).as_dict()
-    return data
+    """The status document (:func:`.document.status_document`): what the page, the JSON and the CLI share."""
+    return status_document(state, connection)
 
 
 def index() -> ResponseReturnValue:

@@ -64,13 +64,13 @@ def test_base_url_is_enough_to_close_the_list(make_app) -> None:
 
 def test_the_allowed_hosts_are_the_union_of_base_url_server_name_and_keys() -> None:
     settings = load_settings({
-        "INDEXNOW_BASE_URL": "https://WWW.Example.com:8443/blog/",
+        "INDEXNOW_BASE_URL": "https://WWW.Example.com:8443",
         "SERVER_NAME": "example.org:8000",
         "INDEXNOW_KEYS": {"shop.example.net": KEY, "b\u00fccher.example": KEY},
     })
     assert settings.allowed_hosts == frozenset({"www.example.com", "example.org", "shop.example.net",
                                                 "xn--bcher-kva.example"})
-    assert settings.base_url == "https://WWW.Example.com:8443/blog/"
+    assert settings.base_url == "https://www.example.com:8443"
     explicit = load_settings({"INDEXNOW_ALLOWED_HOSTS": ["a.example.com"], "SERVER_NAME": "example.org",
                               "INDEXNOW_BASE_URL": "https://www.example.com"})
     assert explicit.allowed_hosts == frozenset({"a.example.com"})  # an explicit list is the whole list

@@ -34,7 +34,7 @@ def test_dry_run_posts_nothing_and_drains_the_queue(make_app, endpoint, clock, c
         ("other.org", ("https://other.org/c",), None),
     ]
     assert all(s["sender"] is app for s in sent)
-    assert "dry run host=example.com count=2" in caplog.text
+    assert f"dry run host=example.com endpoint={endpoint.url} count=2" in caplog.text
 
 
 def test_dry_run_never_contacts_the_endpoint(make_app, endpoint, clock):

@@ -116,12 +116,13 @@ def test_log_line_per_post(make_app, endpoint, clock, caplog):
     ok = [m for m in lines if "host=example.com" in m]
     bad = [m for m in lines if "host=other.org" in m]
     assert len(ok) == len(bad) == 1
-    assert re.fullmatch(r"IndexNow POST host=example\.com count=2 status=200 duration=\d+\.\d{3}s", ok[0])
-    assert re.fullmatch(r"IndexNow POST host=other\.org count=1 status=500 duration=\d+\.\d{3}s error=HTTP 500: .*",
-                        bad[0])
+    where = re.escape(f"endpoint={endpoint.url}")
+    assert re.fullmatch(rf"IndexNow POST host=example\.com {where} count=2 status=200 duration=\d+\.\d{{3}}s", ok[0])
+    assert re.fullmatch(rf"IndexNow POST host=other\.org {where} count=1 status=500 duration=\d+\.\d{{3}}s "
+                        r"error=HTTP 500: .*", bad[0])
     assert (lines[ok[0]], lines[bad[0]]) == ("INFO", "WARNING")
-    summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("IndexNow pass:")]
-    assert summary == ["IndexNow pass: claimed 3, succeeded 2, retried 1, failed 0, stale reset 0"]
+    summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("IndexNow pass ")]
+    assert summary == [f"IndexNow pass endpoint={endpoint.url}: claimed 3, succeeded 2, retried 1, failed 0, stale reset 0"]
 
 
 def test_log_line_for_a_network_error(make_app, endpoint, clock, caplog):
@@ -131,5 +132,5 @@ def test_log_line_for_a_network_error(make_app, endpoint, clock, caplog):
         ext(app).enqueue("https://example.com/a")
         ext(app).process_queue()
     [line] = [r.getMessage() for r in caplog.records if "POST host=" in r.getMessage()]
-    assert re.fullmatch(r"IndexNow POST host=example\.com count=1 status=- duration=\d+\.\d{3}s error=network error: .*",
-                        line)
+    assert re.fullmatch(rf"IndexNow POST host=example\.com endpoint={re.escape(endpoint.url)} count=1 status=- "
+                        r"duration=\d+\.\d{3}s error=network error: .*", line)

@@ -112,5 +112,4 @@ def test_cli_status_json_shares_the_counts(status_app, clock):
     assert result.exit_code == 0, result.output
     cli = json.loads(result.output)
     web = status_app.test_client().get(PREFIX + "/status.json").get_json()
-    for name in ("queue", "history_24h", "jobs", "key_states", "hosts", "deliveries_per_hour"):
-        assert cli[name] == web[name], name
+    assert cli == web  # one document (the movable clock stands still: generated_at agrees too)

@@ -1,0 +1,119 @@
+"""The log lines of a worker pass: one format, safe to print, enough to act on.
+
+Every line about a batch names the host and the endpoint (also as the record
+attributes ``indexnow_host`` and ``indexnow_endpoint``, for structured
+handlers). A failure carries the start of the engine's answer, cut to
+:data:`ANSWER_CHARS` characters and stripped of anything a terminal would
+act on. A dry run says exactly what production would have sent. A 403 says
+which key-file URL the engine was told to fetch and what to check there, and
+hands the streak to :mod:`.forbidden`, which escalates once per streak.
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from . import forbidden
+from .config import key_problem
+from .endpoint import Answer, key_for, key_location
+from .state import IndexNowState
+
+logger = logging.getLogger("flask_indexnow")
+
+#: Characters of an engine's answer a log line carries.
+ANSWER_CHARS = 200
+#: URLs a dry-run line lists before "… and N more".
+DRY_RUN_URLS = 10
+#: Controls, format characters (bidi overrides, zero-width), surrogates, line/paragraph separators.
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def safe_text(value: Any, limit: int | None = ANSWER_CHARS) -> str:
+    """``value`` as one line a terminal shows as it is: hidden characters become spaces.
+
+    Escape sequences, carriage returns and bidi overrides in an engine's
+    answer could otherwise rewrite or hide what an operator reads. Cut to
+    ``limit`` characters (the last one an ellipsis).
+    """
+    if value is None:
+        return ""
+    text = "".join(" " if unicodedata.category(ch) in _HIDDEN else ch for ch in str(value))
+    text = " ".join(text.split())
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 1)] + "…"
+    return text
+
+
+def _extra(state: IndexNowState, host: str | None) -> dict[str, Any]:
+    return {"indexnow_host": host, "indexnow_endpoint": state.settings.endpoint}
+
+
+def url_list(urls: Sequence[str], shown: int = DRY_RUN_URLS) -> str:
+    """``a, b, c … and 7 more``: readable however long the batch."""
+    text = ", ".join(safe_text(url, None) for url in urls[:shown])
+    if len(urls) > shown:
+        text += f" … and {len(urls) - shown} more"
+    return text
+
+
+def dry_run(state: IndexNowState, host: str, urls: Sequence[str]) -> None:
+    """INFO: the POST a dry run did not make (host, endpoint and the URLs)."""
+    logger.info(
+        "IndexNow dry run host=%s endpoint=%s count=%d (nothing sent) urls=%s",
+        host, state.settings.endpoint, len(urls), url_list(urls), extra=_extra(state, host),
+    )
+
+
+def no_key(state: IndexNowState, host: str, count: int, error: str | None) -> None:
+    """ERROR: a batch failed before any POST because its host has no usable key."""
+    logger.error(
+        "IndexNow: host=%s endpoint=%s: %d URLs failed: %s",
+        host, state.settings.endpoint, count, safe_text(error), extra=_extra(state, host),
+    )
+
+
+def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
+    """One line per POST; a 403 also counts toward its host's streak (and may escalate)."""
+    streak = forbidden.note_answer(state, host, reply)
+    settings = state.settings
+    text = (
+        f"IndexNow POST host={host} endpoint={settings.endpoint} count={count} "
+        f"status={reply.http_status if reply.http_status is not None else '-'} duration={reply.duration:.3f}s"
+    )
+    if reply.error:
+        text += f" error={safe_text(reply.error)}"
+    location = _key_location(state, host)
+    if reply.http_status == 403:
+        text += " | " + forbidden_advice(location)
+        if streak:
+            text += f" (403 number {streak} in a row for {host})"
+    level = logging.INFO if reply.outcome == "success" else logging.WARNING
+    logger.log(level, "%s", text, extra=_extra(state, host))
+    if streak and forbidden.escalate(state, host, streak):
+        logger.critical(
+            "IndexNow: host=%s endpoint=%s: the engine refused the key %d times in a row (HTTP 403): "
+            "nothing for %s is accepted until %s serves the key. %s",
+            host, settings.endpoint, streak, host, location or "the key file",
+            "Logged once per streak; a delivery the engine accepts ends the streak.",
+            extra=_extra(state, host),
+        )
+
+
+def forbidden_advice(location: str | None) -> str:
+    """What a 403 means and what to check, naming the key-file URL."""
+    where = location or "the key file (no valid key is configured for this host)"
+    return (
+        f"the engine could not verify the key: it fetches {where}; check that this URL answers "
+        "200 with exactly the key as its content, reachable by a crawler: not blocked by robots.txt, "
+        "a login, a firewall or bot protection, and not redirected"
+    )
+
+
+def _key_location(state: IndexNowState, host: str) -> str | None:
+    key = key_for(state.settings, host)
+    if key is None or key_problem(key):
+        return None
+    return key_location(state.settings, host, key)

@@ -1,0 +1,92 @@
+"""Queue rows of a signal sent without ``session=``: a transaction of their own.
+
+A signal sent without ``session=`` is not part of the host's unit of work, so
+its rows are written and committed on a connection of their own: the host's
+``db.session`` is never flushed, committed or rolled back by the extension,
+and a failing queue write leaves the host's pending work as it was.
+
+SQLite allows one writer at a time. When the host's session already holds a
+write transaction on the same SQLite database (it flushed changes and has not
+committed yet), a second connection would wait for that lock until its busy
+timeout and fail, since the lock is held by the very thread that waits. So in
+that one case the rows wait in ``session.info`` and are written, still in a
+transaction of their own, as soon as the host's transaction ends (commit,
+rollback or close): the event neither joins the host's transaction nor is lost
+with it. Any other failure is raised to the receiver, which logs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, has_app_context
+from sqlalchemy import event
+from sqlalchemy.orm import Session, SessionTransaction
+
+from . import skipped
+from .queue import Entry, after_write, write_entries
+from .state import IndexNowState, logger
+
+_DEFERRED_KEY = "indexnow_deferred_entries"
+_installed = False
+
+
+def write(state: IndexNowState, entries: list[Entry]) -> None:
+    """Write ``entries`` in a transaction of their own (see the module's docstring)."""
+    session = _sqlite_writer(state)
+    if session is not None:
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        session.info.setdefault(_DEFERRED_KEY, []).append((app, state, entries))
+        logger.debug("IndexNow: SQLite is locked by this session's open transaction: "
+                      "%d row(s) will be written when it ends", len(entries))
+        return
+    _write_now(state, entries)
+
+
+def _write_now(state: IndexNowState, entries: list[Entry]) -> None:
+    with state.engine().begin() as connection:
+        written = write_entries(state, connection, entries)
+    after_write(state, written, None)
+
+
+def _sqlite_writer(state: IndexNowState) -> Session | None:
+    """The host's session when it holds SQLite's write lock on our database, else None."""
+    engine = state.engine()
+    if engine.dialect.name != "sqlite":
+        return None
+    scoped = state.db.session
+    registry = getattr(scoped, "registry", None)
+    if registry is not None and not registry.has():
+        return None  # no session in this scope yet: nothing can hold a lock
+    session: Session = scoped() if callable(scoped) else scoped
+    if not session.in_transaction():
+        return None
+    bind: Any = session.get_bind(mapper=state.models.Queue)
+    if getattr(bind, "url", None) != engine.url:
+        return None
+    dbapi = session.connection(bind_arguments={"mapper": state.models.Queue}).connection.dbapi_connection
+    return session if getattr(dbapi, "in_transaction", False) else None
+
+
+def _transaction_end(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is not None or _DEFERRED_KEY not in session.info:
+        return
+    for app, state, entries in session.info.pop(_DEFERRED_KEY):
+        try:
+            if has_app_context() and current_app._get_current_object() is app:  # type: ignore[attr-defined]
+                _write_now(state, entries)
+            else:
+                with app.app_context():
+                    _write_now(state, entries)
+        except Exception:
+            logger.exception("IndexNow: %d queue row(s) could not be written: %s",
+                             len(entries), ", ".join(e.url for e in entries[:5]))
+            skipped.record(state, len(entries))
+
+
+def install() -> None:
+    """Listen for the end of every Session's transaction once per process (idempotent)."""
+    global _installed
+    if not _installed:
+        event.listen(Session, "after_transaction_end", _transaction_end)
+        _installed = True
