@@ -11,8 +11,9 @@ from flask_indexnow.config import DEFAULTS, MAXIMA, load_settings
 
 from ..conftest import KEY
 
-INTEGER_KEYS = {"INDEXNOW_BATCH_SIZE", "INDEXNOW_MAX_ATTEMPTS", "INDEXNOW_TICK_LOCK_TTL", "INDEXNOW_TICK_BATCH_MAX",
-                "INDEXNOW_HISTORY_RETENTION_DAYS", "INDEXNOW_JOB_MAX_ATTEMPTS"}
+#: The settings read as whole numbers (the others are seconds, fractions allowed).
+INTEGER_KEYS = {key for key in MAXIMA
+                if isinstance(getattr(load_settings({}), key.removeprefix("INDEXNOW_").lower()), int)}
 
 
 def _app(**config: object) -> Flask:
