@@ -7,9 +7,10 @@ private network, written in any form a URL parser would accept (``127.1``,
 ``2130706433``, ``0x7f.1``, ``[::ffff:10.0.0.1]`` …).
 
 The host is mapped with UTS #46 (the IDNA mapping browsers use) *before* any
-check: ``１２７.０.０.１``, ``127.0.0。1`` or ``127.0.0.\u00ad1`` are the
-loopback address to a browser, so they are to us too. Every check then runs on
-the ASCII (punycode) result, which is also the form stored and sent.
+check: ``１２７.０.０.１``, ``127.0.0。1`` or ``127.0.0.1`` with a soft hyphen
+before the last digit are the loopback address to a browser, so they are to
+us too. Every check then runs on the ASCII (punycode) result, which is also
+the form stored and sent.
 
 :func:`check_url` first tries a fast path for the common well-formed ASCII URL
 (a regular expression and a few string operations); whatever it does not
