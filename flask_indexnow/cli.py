@@ -19,6 +19,7 @@ from flask.cli import AppGroup
 
 from . import queue as queue_module
 from .errors import IndexNowError, InvalidURLError
+from .missing import is_missing_table, missing_tables_message
 from .state import get_state
 from .stats import collect_status
 from .urls import check_url
@@ -41,6 +42,8 @@ def friendly_errors(fn: F) -> F:
         except (IndexNowError, ValueError, RuntimeError) as exc:
             raise click.ClickException(str(exc)) from None
         except sa.exc.SQLAlchemyError as exc:
+            if is_missing_table(exc):
+                raise click.ClickException(missing_tables_message(get_state().prefix)) from None
             detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise click.ClickException(
                 f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"

@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from flask import Flask, current_app, has_app_context
 
 from . import signals
-from .errors import InvalidURLError
+from .errors import InvalidURLError, TablesMissingError
+from .missing import is_missing_table, missing_tables_message
 from .queue import Entry, after_write, make_entry, write_entries
 from .state import IndexNowState, logger
 
@@ -148,7 +149,10 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
                 _queue_event(state, kind, resource, kwargs)
     except (EventError, InvalidURLError) as exc:
         logger.warning("IndexNow: %s event skipped: %s", kind, exc)
-    except Exception:
+    except Exception as exc:
+        if isinstance(exc, TablesMissingError) or is_missing_table(exc):
+            logger.error("IndexNow: %s event skipped: %s", kind, missing_tables_message(state.prefix))
+            return
         logger.exception("IndexNow: %s event skipped: the resource could not be read", kind)
 
 
