@@ -23,8 +23,8 @@ from . import clock, due, signals
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
-from .state import IndexNowState, logger
 from .sqlutil import chunks, upsert
+from .state import IndexNowState, logger
 from .urls import check_url
 
 ACTIONS = ("update", "delete")

@@ -122,10 +122,3 @@ def test_key_generate() -> None:
     keys = {run(app, "key", "generate").stdout.strip() for _ in range(3)}
     assert len(keys) == 3
     assert all(re.fullmatch(r"[0-9a-f]{32}", key) for key in keys)
-
-
-def test_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    names = {ep.name: ep.value for ep in entry_points(group="flask.commands")}
-    assert names.get("indexnow") == "flask_indexnow.cli:indexnow_group"

@@ -178,7 +178,7 @@ def test_lock_of_a_crashed_process_expires_even_if_add_ignores_ttl(make_app, end
 
 
 def test_redis_lock_is_shared_between_processes(make_app, endpoint, redis_url) -> None:
-    config = dict(INDEXNOW_CACHE_TYPE="RedisCache", INDEXNOW_CACHE_REDIS_URL=redis_url)
+    config = {"INDEXNOW_CACHE_TYPE": "RedisCache", "INDEXNOW_CACHE_REDIS_URL": redis_url}
     one = make_app(**config)
     two = make_app(**config, INDEXNOW_CACHE_KEY_PREFIX=one.config["INDEXNOW_CACHE_KEY_PREFIX"])
     with one.app_context():

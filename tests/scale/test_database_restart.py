@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+
 import pytest
 import sqlalchemy as sa
 
