@@ -277,3 +277,21 @@ def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:
         return list(connection.execute(query))
 
 
+
+
+#: Fixtures that reach a database or Redis: a test that uses one is in the ``db`` tier.
+DB_FIXTURES = {"backend", "make_app", "app", "redis_url"}
+SKIP_BROWSER = os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the ``db`` tier (``-m "not db"`` is the fast tier); skip browser tests on request.
+
+    ``INDEXNOW_SKIP_BROWSER=1`` is for a contributor without root (no Chromium):
+    under ``CI=true`` it is ignored, CI must run the browser tests.
+    """
+    for item in items:
+        if DB_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("db") is None:
+            item.add_marker(pytest.mark.db)
+        if SKIP_BROWSER and not IN_CI and item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.skip(reason="INDEXNOW_SKIP_BROWSER=1 (local runs only)"))

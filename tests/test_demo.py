@@ -14,6 +14,8 @@ from demo.sandbox import _received
 
 from .live_server import serve
 
+pytestmark = pytest.mark.db  # the demo runs on a SQLite file
+
 
 def free_port() -> int:
     with socket.socket() as probe:

@@ -27,7 +27,7 @@ from ..conftest import KEY, RUN_PREFIX, require_server
 flask_migrate = pytest.importorskip("flask_migrate")
 
 #: Flask-Migrate's own env.py template still calls ``db.get_engine()`` first.
-pytestmark = pytest.mark.filterwarnings("ignore:'get_engine' is deprecated:DeprecationWarning")
+pytestmark = [pytest.mark.db, pytest.mark.filterwarnings("ignore:'get_engine' is deprecated:DeprecationWarning")]
 
 
 @pytest.fixture(autouse=True)
