@@ -148,6 +148,9 @@ class AppFactory:
         self.tmp_path = tmp_path
         self.endpoint_url = endpoint_url
         self.apps: list[Flask] = []
+        #: Apps with a prefix of their own whose tables the test may create (``init-db``):
+        #: dropped at the end of the test, so a failed test leaves nothing behind.
+        self.own_prefix: list[Flask] = []
 
     def __call__(
         self,
@@ -182,6 +185,8 @@ class AppFactory:
         ext.init_app(app, db=db, cache=cache_obj)
         app.extensions["indexnow_test_db"] = db
         self.apps.append(app)
+        if not create_tables and prefix != RUN_PREFIX:
+            self.own_prefix.append(app)
         if create_tables:
             with app.app_context():
                 state = app.extensions["indexnow"]
@@ -200,6 +205,11 @@ class AppFactory:
         next runs, which fails some later, innocent test. Failing here names
         the test that leaked it.
         """
+        for app in self.own_prefix:
+            with app.app_context():
+                state = app.extensions["indexnow"]
+                state.db.session.remove()
+                state.db.metadata.drop_all(state.db.engine, tables=state.models.tables, checkfirst=True)
         leaked = []
         for app in self.apps:
             with app.app_context():

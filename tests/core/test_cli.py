@@ -10,7 +10,7 @@ from flask import Flask
 
 from flask_indexnow import IndexNow
 
-from ..conftest import rows
+from ..conftest import RUN_PREFIX, rows
 
 
 def run(app: Flask, *args: str):
@@ -94,7 +94,7 @@ def test_retry_failed(app: Flask) -> None:
 
 
 def test_init_db_creates_the_tables_once(make_app) -> None:
-    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="initdb_")
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}initdb_")
     first = run(app, "init-db")
     assert first.exit_code == 0, first.output
     assert "initdb_indexnow_queue" in first.output
@@ -106,7 +106,7 @@ def test_init_db_creates_the_tables_once(make_app) -> None:
 
 
 def test_missing_tables_is_a_clear_error(make_app) -> None:
-    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="absent_")
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}absent_")
     result = run(app, "status")
     assert result.exit_code == 1
     assert "init-db" in result.output and "Traceback" not in result.output
