@@ -86,7 +86,7 @@ def test(args: list[str]) -> int:
     ensure_venv("test", dev=True)
     env = dict(os.environ)
     if fast:
-        print("dev.py test --fast: ruff and the pure tier (-m '%s'); no service, no browser." % FAST_TIER, flush=True)
+        print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
         lint = run(BIN / "ruff", "check", ".", check=False)
         code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *args, check=False, env=env)
         return _pytest_code(code) or lint
