@@ -110,3 +110,15 @@ def test_other_database_errors_are_not_taken_for_missing_tables(make_app: AppFac
         with pytest.raises(sa.exc.DBAPIError) as raised, engine.connect() as connection:
             connection.execute(sa.text(f"SELECT 1 FROM {never_created()}queue"))
         assert is_missing_table(raised.value)
+
+
+def test_the_after_response_tick_logs_one_line(bare: Flask, caplog: pytest.LogCaptureFixture) -> None:
+    bare.add_url_rule("/", "home", lambda: "hello")
+    with caplog.at_level(logging.INFO, logger="flask_indexnow"):
+        response = bare.test_client().get("/")
+        assert response.get_data(as_text=True) == "hello"
+        response.close()  # the tick runs when the response is closed
+    mine = [r for r in caplog.records if r.name.startswith("flask_indexnow") and r.levelno >= logging.WARNING]
+    assert len(mine) == 1, caplog.text
+    one_line(mine[0].getMessage())
+    no_tracebacks(caplog)
