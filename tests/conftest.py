@@ -210,6 +210,7 @@ class AppFactory:
                 state = app.extensions["indexnow"]
                 state.db.session.remove()
                 state.db.metadata.drop_all(state.db.engine, tables=state.models.tables, checkfirst=True)
+                _created.pop((str(state.db.engine.url), state.prefix), None)
         leaked = []
         for app in self.apps:
             with app.app_context():
