@@ -11,6 +11,7 @@ from flask import Flask, Response, g
 
 from . import due
 from .lock import CacheLock
+from .missing import is_missing_table, missing_tables_message
 from .state import IndexNowState, get_state, logger
 from .worker import PassResult, process_queue
 
@@ -38,7 +39,10 @@ def _run_detached(app: Flask) -> None:
     try:
         with app.app_context():
             tick(get_state(app))
-    except Exception:
+    except Exception as exc:
+        if is_missing_table(exc):
+            logger.error("IndexNow: the after-response tick failed: %s", missing_tables_message(get_state(app).prefix))
+            return
         logger.exception("IndexNow: the after-response tick failed")
 
 

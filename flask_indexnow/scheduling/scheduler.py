@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import jobs
 from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, remove_schedule, timing_of
@@ -138,7 +139,9 @@ def scheduler_active(state: IndexNowState) -> bool:
     try:
         with state.engine().connect() as connection:
             latest = connection.execute(sa.select(sa.func.max(table.c.last_run))).scalar()
-    except Exception:
+    except Exception as exc:
+        if is_missing_table(exc):  # the caller reports it, in one line
+            return False
         logger.warning("IndexNow: could not read the schedules", exc_info=True)
         return False
     return latest is not None and clock.as_utc(latest) >= now - timedelta(seconds=ACTIVE_WINDOW)
