@@ -83,7 +83,7 @@ def test(args: list[str]) -> int:
     no_browser = _flag(args, "--no-browser") or os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
     if in_ci:
         no_browser = False  # CI proves the browser tests, whatever the environment says
-    ensure_venv("test", dev=True)
+    ensure_venv("test,docs", dev=True)
     env = dict(os.environ)
     if fast:
         print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
