@@ -19,6 +19,7 @@ from flask.cli import AppGroup
 
 from . import queue as queue_module
 from .errors import IndexNowError, InvalidURLError
+from .safetext import safe_text
 from .state import get_state
 from .stats import collect_status
 from .urls import check_url
@@ -39,7 +40,7 @@ def friendly_errors(fn: F) -> F:
         except click.ClickException:
             raise
         except (IndexNowError, ValueError, RuntimeError) as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(safe_text(str(exc))) from None  # may quote remote text
         except sa.exc.SQLAlchemyError as exc:
             detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise click.ClickException(
