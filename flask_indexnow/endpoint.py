@@ -154,6 +154,8 @@ def post_batch(
                 stream=True,
                 headers={"Content-Type": "application/json; charset=utf-8"},
             ) as response:
+                if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
+                    raise requests.Timeout("deadline")
                 status = response.status_code
                 outcome = classify(status)
                 retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None

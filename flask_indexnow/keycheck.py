@@ -159,6 +159,8 @@ def _judge(
             return _unreachable(host, url, f"no answer within {timeout:g}s")
         return _unreachable(host, url, f"cannot connect ({exc.__class__.__name__})")
     with response:
+        if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
+            return _unreachable(host, url, f"no answer within {timeout:g}s")
         status = response.status_code
         if status in _REDIRECTS:
             target = safe_text(response.headers.get("Location", "?"))

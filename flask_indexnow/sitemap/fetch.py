@@ -92,6 +92,8 @@ def fetch_sitemap(
                         raise SitemapError(f"cannot fetch {safe_text(current)}: no answer within {timeout:g}s") from None
                     raise SitemapError(f"cannot fetch {safe_text(current)}: {exc.__class__.__name__}") from None
                 with response:
+                    if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
+                        raise SitemapError(f"cannot fetch {safe_text(current)}: no answer within {timeout:g}s")
                     location = response.headers.get("Location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = fetchable(urljoin(current, location), allow_private)
