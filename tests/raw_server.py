@@ -32,7 +32,7 @@ def reply(status: str = "200 OK", headers: dict[str, str] | None = None, body: b
     for name, value in (headers or {}).items():
         lines.append(f"{name}: {value}")
     lines.append(f"Content-Length: {len(body) if length is None else length}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body  # raw bytes, as a hostile server sends
 
 
 def trickled(data: bytes, part: str, interval: float = 0.2) -> RawReply:
