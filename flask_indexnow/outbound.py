@@ -280,6 +280,7 @@ def _connect(conn: HTTPConnection) -> socket.socket:
             if conn.source_address:
                 sock.bind(conn.source_address)
             sock.connect((address, conn.port or 80))
+            rules.attach(sock)  # the watchdog covers the TLS handshake that follows too
             return sock
         except socket.timeout:
             sock.close()
@@ -377,12 +378,13 @@ class OutboundSession(requests.Session):
     def merge_environment_settings(self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any) -> Any:
         """What ``requests`` does with ``trust_env``, from the snapshot (and without ``~/.netrc``)."""
         merged = {**self._proxies_for(url), **self.proxies, **(proxies or {})}
-        if (verify is True or verify is None) and self._env_ca:
+        verify = self.verify if verify is None else verify
+        if verify is True and self._env_ca:  # the environment's bundle, unless one was set explicitly
             verify = self._env_ca
         return {
             "proxies": {name: value for name, value in merged.items() if value is not None},
             "stream": self.stream if stream is None else stream,
-            "verify": self.verify if verify is None else verify,
+            "verify": verify,
             "cert": self.cert if cert is None else cert,
         }
 

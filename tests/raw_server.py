@@ -9,6 +9,8 @@ Requests are recorded, so a test can prove nothing was fetched.
 from __future__ import annotations
 
 import socketserver
+import ssl
+import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -43,7 +45,9 @@ def trickled(data: bytes, part: str, interval: float = 0.2) -> RawReply:
 
 
 class RawServer(ServerThread):
-    def __init__(self, answer: RawReply | None = None) -> None:
+    """Serves :attr:`answer` to every request; over TLS when given a server ``tls`` context."""
+
+    def __init__(self, answer: RawReply | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer or RawReply(reply())
         self.requested: list[bytes] = []
         self.connections = 0
@@ -76,6 +80,8 @@ class RawServer(ServerThread):
                 server.stopping.wait(0.05)
 
         super().__init__(QuietHTTPServer(("127.0.0.1", 0), Handler))  # type: ignore[arg-type]
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)  # type: ignore[attr-defined]
 
     def stop(self) -> None:
         self.stopping.set()
@@ -91,3 +97,16 @@ class RawServer(ServerThread):
 
 def elapsed(started: float) -> float:
     return time.monotonic() - started
+
+
+def self_signed(directory: str, name: str) -> tuple[str, ssl.SSLContext]:
+    """A certificate for ``name`` made with the openssl tool: (its path, a server context using it)."""
+    cert, key = f"{directory}/cert.pem", f"{directory}/key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={name}",
+         "-addext", f"subjectAltName=DNS:{name}", "-keyout", key, "-out", cert],
+        check=True, capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return cert, context

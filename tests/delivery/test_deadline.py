@@ -20,7 +20,8 @@ from flask_indexnow.sitemap.fetch import fetch_sitemap
 from flask_indexnow.state import get_state
 
 from ..conftest import KEY
-from ..raw_server import RawServer, reply, trickled
+from ..pretend_network import Network, network  # noqa: F401 (fixture)
+from ..raw_server import RawServer, reply, self_signed, trickled
 from .conftest import ext, queue_rows
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
@@ -132,3 +133,40 @@ def test_key_check_returns_within_its_timeout(make_app, raw, part):
     assert took < TIMEOUT + 1
     assert [p.code for p in result.problems] == ["unreachable"]
     assert "within 1s" in result.problems[0].message
+
+
+@sqlite_only
+@pytest.mark.parametrize("part", [None, "status", "headers"])
+def test_over_tls_the_name_is_verified_and_the_deadline_holds(make_app, tmp_path, network: Network, part):
+    # The connection goes to the address resolved (127.0.0.1), while SNI and the certificate
+    # check use the name; a trickled answer inside TLS is cut like a plain one.
+    cert, context = self_signed(str(tmp_path), "engine.example")
+    network.answer("engine.example", ["127.0.0.1"])
+    data = reply("200 OK", {"X-Padding": "x" * 40})
+    with RawServer(trickled(data, part) if part else None, tls=context) as raw:
+        if part is None:
+            raw.answer.data = data
+        app = make_app(INDEXNOW_ENDPOINT=f"https://engine.example:{raw.port}/indexnow", INDEXNOW_TIMEOUT=TIMEOUT)
+        with new_http_session() as http:
+            http.verify = cert
+            answer, took = timed(post_batch, http, get_state(app).settings, "example.com", KEY,
+                                 ["https://example.com/a"])
+    assert took < TIMEOUT + 1
+    if part is None:
+        assert (answer.outcome, answer.http_status) == ("success", 200), answer
+    else:
+        assert (answer.outcome, answer.error) == ("retry", "timeout after 1s")
+    assert network.connected == ["127.0.0.1"]
+
+
+@sqlite_only
+def test_over_tls_a_certificate_for_another_name_is_refused(make_app, tmp_path, network: Network):
+    cert, context = self_signed(str(tmp_path), "other.example")
+    network.answer("engine.example", ["127.0.0.1"])
+    with RawServer(tls=context) as raw:
+        app = make_app(INDEXNOW_ENDPOINT=f"https://engine.example:{raw.port}/indexnow", INDEXNOW_TIMEOUT=TIMEOUT)
+        with new_http_session() as http:
+            http.verify = cert
+            answer = post_batch(http, get_state(app).settings, "example.com", KEY, ["https://example.com/a"])
+    assert answer.outcome == "retry" and "SSLError" in (answer.error or "")
+    assert raw.requested == []
