@@ -44,7 +44,11 @@ from requests.adapters import HTTPAdapter
 from requests.utils import get_environ_proxies
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    NameResolutionError,
+    NewConnectionError,
+)
 
 from .errors import IndexNowError, InvalidURLError
 from .urls import check_host
@@ -282,7 +286,7 @@ def _connect(conn: HTTPConnection) -> socket.socket:
             sock.connect((address, conn.port or 80))
             rules.attach(sock)  # the watchdog covers the TLS handshake that follows too
             return sock
-        except socket.timeout:
+        except TimeoutError:
             sock.close()
             raise ConnectTimeoutError(conn, f"Connection to {conn.host} timed out (connect timeout={timeout})") from None
         except OSError as exc:

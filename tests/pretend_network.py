@@ -52,8 +52,9 @@ class Network:
         return [(socket.AF_INET6 if ":" in a else socket.AF_INET, a) for a in addresses]
 
 
-@pytest.fixture
-def network(monkeypatch: pytest.MonkeyPatch) -> Iterator[Network]:
+@pytest.fixture(name="network")
+def network_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[Network]:
+    """The pretend network; import ``network_fixture`` into a test module to use ``network``."""
     net = Network()
     monkeypatch.setattr(outbound, "resolve", net.resolve)
     real_connect = socket.socket.connect

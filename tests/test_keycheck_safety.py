@@ -11,7 +11,7 @@ from flask_indexnow.state import get_state
 
 from .conftest import KEY
 from .file_server import File, FileServer
-from .pretend_network import PRIVATE_ANSWERS, PUBLIC, Network, network  # noqa: F401 (fixture)
+from .pretend_network import PRIVATE_ANSWERS, PUBLIC, Network, network_fixture  # noqa: F401 (the fixture)
 from .raw_server import RawServer, reply
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

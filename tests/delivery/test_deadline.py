@@ -20,7 +20,7 @@ from flask_indexnow.sitemap.fetch import fetch_sitemap
 from flask_indexnow.state import get_state
 
 from ..conftest import KEY
-from ..pretend_network import Network, network  # noqa: F401 (fixture)
+from ..pretend_network import Network, network_fixture  # noqa: F401 (the fixture)
 from ..raw_server import RawServer, reply, self_signed, trickled
 from .conftest import ext, queue_rows
 

@@ -15,8 +15,9 @@ import pytest
 from flask_indexnow.sitemap import SitemapError, read_sitemap
 
 from ..file_server import File, FileServer
-from ..pretend_network import PRIVATE_ANSWERS, PUBLIC, Network, network  # noqa: F401 (fixture)
+from ..pretend_network import PRIVATE_ANSWERS, PUBLIC, Network, network_fixture  # noqa: F401 (the fixture)
 from .helpers import index, urlset
+
 
 def urls(source: str, **options: Any) -> list[str]:
     return [entry.url for entry in read_sitemap(source, **options)]
