@@ -20,6 +20,7 @@ from flask.cli import AppGroup
 from . import queue as queue_module
 from .errors import IndexNowError, InvalidURLError
 from .missing import is_missing_table, missing_tables_message
+from .safetext import safe_text
 from .state import get_state
 from .status.document import status_document
 from .urls import check_url
@@ -40,7 +41,7 @@ def friendly_errors(fn: F) -> F:
         except click.ClickException:
             raise
         except (IndexNowError, ValueError, RuntimeError) as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(safe_text(str(exc))) from None  # may quote remote text
         except sa.exc.SQLAlchemyError as exc:
             if is_missing_table(exc):
                 raise click.ClickException(missing_tables_message(get_state().prefix)) from None

@@ -15,6 +15,7 @@ from .models import Models
 
 if TYPE_CHECKING:
     from .extension import IndexNow
+    from .outbound import OutboundSession
 
 logger = logging.getLogger("flask_indexnow")
 
@@ -43,6 +44,8 @@ class IndexNowState:
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0
+    #: The app's outbound HTTP session, made on first use (see outbound.app_session).
+    http: OutboundSession | None = None
 
     @property
     def prefix(self) -> str:

@@ -10,6 +10,7 @@ failed by a delivery that no longer owns it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -31,12 +32,12 @@ from .endpoint import (
     MAX_URLS_PER_REQUEST,
     Answer,
     key_for,
-    new_http_session,
     post_batch,
     retry_at,
     sending_problem,
 )
 from .models import url_hash
+from .outbound import app_session
 from .queue import send_signal
 from .sqlutil import chunks, dialect_name, upsert
 from .state import IndexNowState
@@ -167,7 +168,7 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
         for row in rows:
             by_host[row.host].append(row)
         try:
-            with new_http_session() as http:
+            with contextlib.nullcontext(app_session(state)) as http:  # the app's kept-alive session
                 for host, host_rows in by_host.items():
                     for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
                         _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
