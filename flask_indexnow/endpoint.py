@@ -116,30 +116,42 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
-def post_batch(http: requests.Session, settings: Settings, host: str, key: str, urls: list[str]) -> Answer:
-    """POST one batch; never raises for what the network or the endpoint does."""
+def post_batch(
+    http: requests.Session, settings: Settings, host: str, key: str, urls: list[str], *,
+    deadline: float | None = None,
+) -> Answer:
+    """POST one batch; never raises for what the network or the endpoint does.
+
+    ``deadline`` (a :func:`time.monotonic` instant) cuts the timeout short so
+    that the request ends by then (the tick's budget).
+    """
     body = {"host": host, "key": key, "keyLocation": key_location(settings, host, key), "urlList": urls}
     started = time.perf_counter()
+    timeout = settings.timeout
+    if deadline is not None:
+        timeout = max(0.001, min(timeout, deadline - time.monotonic()))
     try:
         # stream=True: the body is read only for an error text, and only its start.
         with http.post(
             settings.endpoint,
             json=body,
-            timeout=settings.timeout,
+            timeout=timeout,
             allow_redirects=False,
             stream=True,
             headers={"Content-Type": "application/json; charset=utf-8"},
         ) as response:
             status = response.status_code
             outcome = classify(status)
-            retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
+            retry_after = parse_retry_after(response.headers.get("Retry-After")) if outcome == "retry" else None
             error = None
             if 300 <= status < 400:
                 error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
             elif outcome != "success":
                 error = _short(f"HTTP {status}: {_body_excerpt(response)}")
     except requests.Timeout:
-        return Answer("retry", None, f"timeout after {settings.timeout:g}s", None, time.perf_counter() - started)
+        error = (f"timeout after {settings.timeout:g}s" if timeout >= settings.timeout
+                 else f"no answer within the tick budget ({timeout:.2f}s)")
+        return Answer("retry", None, error, None, time.perf_counter() - started)
     except requests.RequestException as exc:
         return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
                       time.perf_counter() - started)

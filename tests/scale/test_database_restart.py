@@ -41,7 +41,8 @@ def pg_ctlcluster(*args: str, check: bool = True) -> int:
 def test_the_worker_reconnects_after_a_database_restart_and_loses_nothing(make_app, counting_endpoint, tmp_path):
     name = cluster()
     counting_endpoint.default.delay = 0.02  # the worker is in the middle of its passes when the server goes
-    app = make_app(INDEXNOW_ENDPOINT=counting_endpoint.url, INDEXNOW_BATCH_SIZE=40, INDEXNOW_STALE_AFTER=3)
+    app = make_app(INDEXNOW_ENDPOINT=counting_endpoint.url, INDEXNOW_BATCH_SIZE=40, INDEXNOW_STALE_AFTER=3,
+                   INDEXNOW_TIMEOUT=2)  # a POST must end before its claim is stale
     before = [f"https://site{n % HOSTS}.example.com/before/{n}" for n in range(1000)]
     after = [f"https://site{n % HOSTS}.example.com/after/{n}" for n in range(200)]
     with app.app_context():
