@@ -107,14 +107,17 @@ def _publish(state: IndexNowState, stamp: float) -> bool:
     return True
 
 
-def refresh(state: IndexNowState, connection: Any) -> None:
-    """Set the cached next-due time from the queue's earliest pending row."""
+def next_due(state: IndexNowState, connection: Any) -> float:
+    """The queue's earliest pending time, as a timestamp (now + MAX_AGE when nothing is pending)."""
     queue = state.models.Queue.__table__
     earliest = connection.execute(
         sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == "pending")
     ).scalar()
-    now = clock.utcnow().timestamp()
-    stamp = now + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
+    return clock.utcnow().timestamp() + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
+
+
+def store(state: IndexNowState, stamp: float) -> None:
+    """Set the next-due time learnt from the queue (call it with no database connection held)."""
     remember(state, stamp)  # first: with the cache down, this process still stops querying for a while
     try:
         state.guarded_cache.set(state.cache_key(_KEY), stamp, timeout=_ttl(stamp))

@@ -195,7 +195,8 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
             raise
     try:
         with engine.connect() as connection:
-            due.refresh(state, connection)
+            stamp = due.next_due(state, connection)
+        due.store(state, stamp)  # after the connection is back: a slow cache never holds one
     except Exception as exc:
         state.quiet_log.log("due-refresh", logging.WARNING, "IndexNow: could not refresh the next-due time",
                             exc=exc)
