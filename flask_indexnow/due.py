@@ -81,12 +81,14 @@ def publish_pending(state: IndexNowState) -> float | None:
     """Publish the earliest due time written by this process's requests; return it (None: nothing to do).
 
     Runs after the response (in the tick). When the cache is unavailable the
-    time is kept for the next try: the database is the truth meanwhile.
+    time is dropped, not kept for later: the tick that follows reads the
+    database anyway, and a time kept pending would make every request tick.
+    Other processes learn of the rows within :data:`MAX_AGE` at most.
     """
     with state.lock:
         stamp, state.pending_due = state.pending_due, None
-    if stamp is not None and not _publish(state, stamp):
-        _keep_pending(state, stamp)
+    if stamp is not None:
+        _publish(state, stamp)
     return stamp
 
 

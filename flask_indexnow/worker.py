@@ -604,8 +604,9 @@ def endpoint_pause(state: IndexNowState) -> tuple[datetime, int] | None:
             pause = _read_pause(state, state.guarded_cache.get(_pause_key(state)))
         except CacheUnavailable:
             return None
-    if pause is None or pause[0] <= now:
-        return None
+        if pause is None or pause[0] <= now:
+            return None
+        state.paused = pause  # another process's pause: no need to ask again until it ends
     return datetime.fromtimestamp(pause[0], tz=timezone.utc), pause[1]
 
 

@@ -249,6 +249,30 @@ def test_an_idle_process_with_the_cache_down_does_not_query_on_every_tick(make_a
     assert state.cache_breaker.is_open
 
 
+def test_with_the_cache_down_requests_after_a_post_run_no_pass(make_app, endpoint, clock):
+    """The breaker is open: the post's own tick delivers, then the next requests do not even tick."""
+    app = blog(make_app, f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    state = app.extensions["indexnow"]
+    client = app.test_client()
+    client.post("/post").close()  # the tick runs when the response is closed
+    assert state.cache_breaker.is_open
+    assert len(endpoint.received) == 1
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = state.engine()
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        for _ in range(20):
+            client.get("/").close()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    assert statements == []
+
+
 # -- the breaker and the limiter on their own --------------------------------------------------------------
 
 
