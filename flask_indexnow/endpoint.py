@@ -138,9 +138,11 @@ def post_batch(
     started = time.perf_counter()
     limit = time.monotonic() + settings.timeout
     budget = settings.timeout
+    timeout_text = f"timeout after {budget:g}s"
     if deadline is not None and deadline < limit:
         limit = deadline
         budget = max(0.0, round(deadline - time.monotonic(), 1))
+        timeout_text = f"no answer within the tick budget ({budget:g}s)"
     with outbound.scope(limit, allow_private=settings.allow_private_endpoint) as rules:
         try:
             if budget <= 0:
@@ -158,7 +160,7 @@ def post_batch(
                     raise requests.Timeout("deadline")
                 status = response.status_code
                 outcome = classify(status)
-                retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
+                retry_after = parse_retry_after(response.headers.get("Retry-After")) if outcome == "retry" else None
                 # The status stands even if the deadline cuts the body short: the engine has answered.
                 raw = _read_short_body(response)
                 error = None
@@ -168,7 +170,7 @@ def post_batch(
                     error = _short(f"HTTP {status}: {_excerpt(raw) or response.reason or ''}")
         except (requests.RequestException, OSError, urllib3.exceptions.HTTPError, HTTPException) as exc:
             if rules.expired or isinstance(exc, (requests.Timeout, TimeoutError)):
-                return Answer("retry", None, f"timeout after {budget:g}s", None, time.perf_counter() - started)
+                return Answer("retry", None, timeout_text, None, time.perf_counter() - started)
             return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
                           time.perf_counter() - started)
         except outbound.RefusedAddressError as exc:

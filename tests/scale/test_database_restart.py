@@ -35,7 +35,8 @@ def test_the_worker_reconnects_after_a_database_restart_and_loses_nothing(
 ):
     counting_endpoint.default.delay = 0.02  # the worker is in the middle of its passes when the server goes
     app = make_app(SQLALCHEMY_DATABASE_URI=private_postgres.url, INDEXNOW_ENDPOINT=counting_endpoint.url,
-                   INDEXNOW_BATCH_SIZE=40, INDEXNOW_STALE_AFTER=3)
+                   INDEXNOW_BATCH_SIZE=40, INDEXNOW_STALE_AFTER=3,
+                   INDEXNOW_TIMEOUT=2)  # a POST must end before its claim is stale
     before = [f"https://site{n % HOSTS}.example.com/before/{n}" for n in range(1000)]
     after = [f"https://site{n % HOSTS}.example.com/after/{n}" for n in range(200)]
     with app.app_context():
