@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Set everything up and run the demo or the test suite, on a fresh clone with only Python 3.
 
-    python3 dev.py demo    # venv + install + demo site on http://127.0.0.1:5000
-    python3 dev.py test    # venv + install + services + mypy + the whole test suite
-    python3 dev.py bench   # venv + install + services + the benchmark table (python -m benchmarks)
+    python3 dev.py demo          # venv + install + demo site on http://127.0.0.1:5000
+    python3 dev.py test          # venv + install + services + browser + ruff + mypy + the whole suite
+    python3 dev.py test --fast   # ruff + the pure tier (no database, no service, no browser)
+    python3 dev.py test --no-browser   # everything but the browser tests (no Chromium installed)
+    python3 dev.py bench         # venv + install + services + the benchmark table
 
-Everything lives in ./.venv; running again reuses it. Extra arguments after
-``test`` go to pytest (``python3 dev.py test -k tick``).
+Everything lives in ./.venv; running again reuses it. Other arguments after
+``test`` go to pytest (``python3 dev.py test -k tick``). Nothing is asked
+interactively: what needs root is tried with ``sudo -n`` and skipped when it
+cannot run. ``INDEXNOW_SKIP_BROWSER=1`` is the same as ``--no-browser``; both
+are for local runs only: under ``CI=true`` the browser tests always run.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+DEV_REQUIREMENTS = ROOT / "requirements" / "dev.txt"
+#: The pure tier: no database (SQLite included), no Redis, no browser, no long runs.
+FAST_TIER = "not db and not slow"
 
 
 def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> int:
@@ -29,17 +37,22 @@ def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> 
     return subprocess.run([str(a) for a in args], check=check, cwd=ROOT, **kwargs).returncode  # type: ignore[call-overload,no-any-return]
 
 
-def ensure_venv(extras: str) -> None:
-    """Create .venv and install the package (editable) with ``extras``; quiet when up to date."""
+def ensure_venv(extras: str, dev: bool = False) -> None:
+    """Create .venv and install the package (editable) with ``extras`` (and the dev tools).
+
+    Quiet when up to date: the stamp is newer than pyproject.toml and requirements/dev.txt.
+    """
     if not PYTHON.exists():
         venv.EnvBuilder(with_pip=True, upgrade_deps=False).create(VENV)
-    stamp = VENV / f".installed-{extras or 'base'}"
-    setup_changed = max((ROOT / "setup.cfg").stat().st_mtime, (ROOT / "pyproject.toml").stat().st_mtime)
-    if stamp.exists() and stamp.stat().st_mtime >= setup_changed:
+    stamp = VENV / f".installed-{extras or 'base'}{'-dev' if dev else ''}"
+    sources = [ROOT / "pyproject.toml"] + ([DEV_REQUIREMENTS] if dev else [])
+    if stamp.exists() and stamp.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return
     run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
-    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
+    # pip reads no dependency groups from pyproject.toml: the dev tools are a requirements file.
+    dev_args = ["-r", str(DEV_REQUIREMENTS)] if dev else []
+    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target, *dev_args)
     stamp.touch()
 
 
@@ -57,17 +70,48 @@ def demo(args: list[str]) -> int:
     return run(BIN / "flask", "run", "--port", port, *args, check=False, env=env)
 
 
+def _flag(args: list[str], name: str) -> bool:
+    if name in args:
+        args.remove(name)
+        return True
+    return False
+
+
 def test(args: list[str]) -> int:
-    ensure_venv("test")
+    fast = _flag(args, "--fast")
+    in_ci = os.environ.get("CI", "").lower() == "true"
+    no_browser = _flag(args, "--no-browser") or os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
+    if in_ci:
+        no_browser = False  # CI proves the browser tests, whatever the environment says
+    ensure_venv("test,docs", dev=True)
+    env = dict(os.environ)
+    if fast:
+        print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
+        lint = run(BIN / "ruff", "check", ".", check=False)
+        code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *args, check=False, env=env)
+        return _pytest_code(code) or lint
+    if no_browser:
+        env["INDEXNOW_SKIP_BROWSER"] = "1"
+        print("dev.py test: browser tests skipped (--no-browser / INDEXNOW_SKIP_BROWSER=1); nothing is "
+              "installed system-wide.", flush=True)
+    else:
+        print("dev.py test: installs Debian's chromium and chromium-driver system-wide when they are missing "
+              "(scripts/install_browser.sh: apt-get, as root or with `sudo -n`, never a password prompt). "
+              "Use --no-browser to skip the browser tests instead.", flush=True)
     start_services()
-    if shutil.which("bash") and (ROOT / "scripts" / "install_browser.sh").exists():
-        run("bash", ROOT / "scripts" / "install_browser.sh", check=False)
-    status = run(BIN / "mypy", check=False)
-    code = run(PYTHON, "-m", "pytest", *args, check=False)
+    if not no_browser and shutil.which("bash") and (ROOT / "scripts" / "install_browser.sh").exists():
+        run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
+    lint = run(BIN / "ruff", "check", ".", check=False)
+    types = run(BIN / "mypy", check=False)
+    code = run(PYTHON, "-m", "pytest", *args, check=False, env=env)
+    return _pytest_code(code) or lint or types
+
+
+def _pytest_code(code: int) -> int:
     if code == 5:  # pytest ran no test: that is a failure, not a pass
         print("pytest collected no tests", file=sys.stderr)
         return 1
-    return code or status
+    return code
 
 
 def bench(args: list[str]) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import time
 
-
 from .endpoint import Endpoint
 from .harness import Figure, backend_name, ms, side_by_side
 from .site import Site, build, fill, floor_drain

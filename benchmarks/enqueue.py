@@ -6,7 +6,6 @@ import hashlib
 import time
 from typing import Any
 
-
 from .harness import Figure, backend_name, ms, side_by_side
 from .site import Site, build, utcnow
 

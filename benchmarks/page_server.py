@@ -13,8 +13,8 @@ import logging
 
 import sqlalchemy as sa
 from flask import Flask, abort, render_template
-from jinja2 import DictLoader
 from flask_sqlalchemy import SQLAlchemy
+from jinja2 import DictLoader
 from werkzeug.serving import make_server
 
 from flask_indexnow import IndexNow

@@ -48,6 +48,21 @@ class Page(db.Model):  # type: ignore[name-defined,misc]
         return f"{SITE_URL}/pages/{self.slug}"
 
 
+def is_local_path(target: str) -> bool:
+    """True for a path on this site only, the one place a login may send the browser back to.
+
+    Browsers drop tabs and newlines inside a URL and read "\\" as "/", so
+    "//host", "/\\host" and "/<tab>/host" all lead to another site: a target
+    with any control character, space or backslash is refused outright.
+    """
+    if not target.startswith("/") or target.startswith("//"):
+        return False
+    if any(ord(char) <= 0x20 or char in "\\\x7f" for char in target):
+        return False
+    parts = urlsplit(target)
+    return not parts.scheme and not parts.netloc
+
+
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     os.makedirs(app.instance_path, exist_ok=True)
@@ -109,9 +124,7 @@ def register_views(app: Flask) -> None:
             if check_password_hash(app.config["DEMO_PASSWORD_HASH"], request.form.get("password", "")):
                 session["admin"] = True
                 target = request.args.get("next", "")
-                # A path on this site only: "//host" and "/\\host" lead browsers elsewhere.
-                safe = target.startswith("/") and not target.startswith(("//", "/\\"))
-                return redirect(target if safe else url_for("admin"))
+                return redirect(target if is_local_path(target) else url_for("admin"))
             flash("Wrong password.")
         return render_template("login.html")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import signals
-from .errors import ConfigurationError, IndexNowError, InvalidURLError
+from .errors import ConfigurationError, IndexNowError, InvalidURLError, TablesMissingError
 from .extension import IndexNow, IndexNowWarning
 from .queue import EnqueueResult
 from .scheduling import OverlapPolicy
@@ -18,6 +18,7 @@ __all__ = [
     "InvalidURLError",
     "OverlapPolicy",
     "PassResult",
+    "TablesMissingError",
     "signals",
 ]
 __version__ = "0.1.0.dev0"

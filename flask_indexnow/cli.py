@@ -19,6 +19,8 @@ from flask.cli import AppGroup
 
 from . import queue as queue_module
 from .errors import IndexNowError, InvalidURLError
+from .missing import is_missing_table, missing_tables_message
+from .safetext import safe_text
 from .state import get_state
 from .status.document import status_document
 from .urls import check_url
@@ -39,8 +41,10 @@ def friendly_errors(fn: F) -> F:
         except click.ClickException:
             raise
         except (IndexNowError, ValueError, RuntimeError) as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(safe_text(str(exc))) from None  # may quote remote text
         except sa.exc.SQLAlchemyError as exc:
+            if is_missing_table(exc):
+                raise click.ClickException(missing_tables_message(get_state().prefix)) from None
             detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise click.ClickException(
                 f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"
@@ -153,6 +157,6 @@ def key_generate_command() -> None:
     click.echo(f"# Set INDEXNOW_KEY = {key!r}; the extension then serves /{key}.txt.", err=True)
 
 
+from . import explain_cli as _explain_cli  # noqa: E402,F401  (explain)
 from . import site_cli  # noqa: E402,F401  (submit-sitemap, key check)
 from .scheduling import cli as _scheduling_cli  # noqa: E402,F401  (work, schedule, prune-history)
-from . import explain_cli as _explain_cli  # noqa: E402,F401  (explain)

@@ -8,8 +8,8 @@ reach the extension are taken as UTC.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timezone
-from typing import Callable
 
 _source: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # noqa: E731
 

@@ -38,10 +38,11 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried (at most 2592000: 30 days)"),
     "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed (at most 100)"),
     "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending (at most 86400: 1 day)"),
-    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds (at most 300)"),
+    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds; must be less than INDEXNOW_STALE_AFTER (at most 300)"),
     "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
     "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600)"),
     "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says (at most 10000)"),
+    "INDEXNOW_TICK_BUDGET": (5, "seconds one tick may take at most, whatever the endpoint does; unsent rows go back to pending (at most 300)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
     "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
@@ -52,6 +53,9 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
+
+#: The longest INDEXNOW_TICK_BUDGET: a tick runs in a web worker, after its response.
+MAX_TICK_BUDGET = 300
 
 #: key → (largest value, in words). Every numeric setting has one: a value
 #: beyond it is a typo or a unit mistake, and far beyond it (``1e300``) it
@@ -64,6 +68,7 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_TIMEOUT": (300, "300 seconds"),
     "INDEXNOW_TICK_LOCK_TTL": (3_600, "3600 seconds"),
     "INDEXNOW_TICK_BATCH_MAX": (10_000, "10000"),
+    "INDEXNOW_TICK_BUDGET": (MAX_TICK_BUDGET, "300 seconds"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (3_650, "3650 days: 10 years"),
     "INDEXNOW_RESUBMIT_INTERVAL": (365 * 86_400, "31536000 seconds: 365 days"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
@@ -97,6 +102,7 @@ class Settings:
     table_prefix: str
     tick_lock_ttl: int
     tick_batch_max: int
+    tick_budget: float
     status_url_prefix: str | None
     history_retention_days: int | None
     dry_run: bool
@@ -301,7 +307,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         for name, value in config.items()
         if name.startswith("INDEXNOW_CACHE_")
     }
-    return Settings(
+    settings = Settings(
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
         key_location=key_location,
@@ -318,6 +324,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         table_prefix=prefix,
         tick_lock_ttl=num("INDEXNOW_TICK_LOCK_TTL", 1),
         tick_batch_max=num("INDEXNOW_TICK_BATCH_MAX", 1),
+        tick_budget=_tick_budget(num("INDEXNOW_TICK_BUDGET", 0, integer=False, exclusive=True)),
         status_url_prefix=status_prefix,
         history_retention_days=None if retention is None else _number(
             "INDEXNOW_HISTORY_RETENTION_DAYS", retention, minimum=1, integer=True
@@ -331,4 +338,21 @@ def load_settings(config: dict[str, Any]) -> Settings:
         base_url=base_url,
         cache_config=cache_config,
     )
+    _check_timeout(settings)
+    return settings
 
+
+def _tick_budget(value: float) -> float:
+    if value > MAX_TICK_BUDGET:
+        raise ConfigurationError(f"INDEXNOW_TICK_BUDGET must be at most {MAX_TICK_BUDGET} seconds, got {value:g}")
+    return value
+
+
+def _check_timeout(settings: Settings) -> None:
+    """A POST that can outlast INDEXNOW_STALE_AFTER would have its rows taken back and sent twice."""
+    if settings.timeout >= settings.stale_after:
+        raise ConfigurationError(
+            f"INDEXNOW_TIMEOUT ({settings.timeout:g}s) must be less than INDEXNOW_STALE_AFTER "
+            f"({settings.stale_after:g}s): a request still running when its rows are taken back "
+            "would have them sent twice"
+        )

@@ -11,6 +11,12 @@ trusted for :data:`LOCAL_MAX_AGE` seconds at most), so the requests of an
 idle site do not schedule a tick at all: no cache read on any request path.
 An enqueue in this process forgets it at once; one in another process is
 seen within :data:`LOCAL_MAX_AGE`.
+
+No visitor waits for the cache: a row written during a request only lowers
+this process's pending time (``state.pending_due``), published after the
+response by the tick (:func:`publish_pending`). Outside requests (the CLI, a
+worker) it is published at once. Every cache call goes through the breaker
+(breaker.py): with the cache down, this process works from its own memory.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from flask import has_request_context
 
 from . import clock
-from .state import IndexNowState, logger
+from .breaker import CacheUnavailable
+from .state import IndexNowState
 
 MAX_AGE = 60
 #: Seconds a process trusts its in-memory copy of the next-due time.
@@ -31,50 +39,110 @@ _KEY = "indexnow_next_due"
 
 def known_idle(state: IndexNowState) -> bool:
     """True when this process learnt recently that no row can be due now (memory only)."""
-    return state.idle_until > clock.utcnow().timestamp()
+    return state.pending_due is None and state.idle_until > clock.utcnow().timestamp()
 
 
 def is_idle(state: IndexNowState) -> bool:
-    """True when the cache says no row can be due now (no database query)."""
-    value = state.cache.get(state.cache_key(_KEY))
-    idle = value is not None and float(value) > clock.utcnow().timestamp()
-    if idle:
-        _remember(state, float(value))
-    return idle
+    """True when the cache says no row can be due now (no database query).
+
+    With the cache unavailable, this process's own memory answers instead.
+    """
+    try:
+        value = state.guarded_cache.get(state.cache_key(_KEY))
+    except CacheUnavailable:
+        return known_idle(state)
+    stamp = _stamp(value)
+    if stamp is None or stamp <= clock.utcnow().timestamp():
+        return False
+    remember(state, stamp)
+    return True
 
 
-def _remember(state: IndexNowState, stamp: float) -> None:
+def remember(state: IndexNowState, stamp: float) -> None:
+    """Note in this process's memory that nothing is due before ``stamp`` (trusted for a few seconds)."""
     state.idle_until = min(stamp, clock.utcnow().timestamp() + LOCAL_MAX_AGE)
 
 
 def lower(state: IndexNowState, when: datetime) -> None:
-    """Record that a row becomes due at ``when`` (earlier entries win)."""
+    """Record that a row becomes due at ``when`` (earlier entries win).
+
+    During a request the cache is left alone: the time waits in this process
+    until the response has been sent (:func:`publish_pending`).
+    """
     state.idle_until = 0.0
+    stamp = clock.as_utc(when).timestamp()
+    if has_request_context():
+        _keep_pending(state, stamp)
+        return
+    _publish(state, stamp)
+
+
+def publish_pending(state: IndexNowState) -> float | None:
+    """Publish the earliest due time written by this process's requests; return it (None: nothing to do).
+
+    Runs after the response (in the tick). When the cache is unavailable the
+    time is dropped, not kept for later: the tick that follows reads the
+    database anyway, and a time kept pending would make every request tick.
+    Other processes learn of the rows within :data:`MAX_AGE` at most.
+    """
+    with state.lock:
+        stamp, state.pending_due = state.pending_due, None
+    if stamp is not None:
+        _publish(state, stamp)
+    return stamp
+
+
+def _keep_pending(state: IndexNowState, stamp: float) -> None:
+    with state.lock:
+        state.pending_due = stamp if state.pending_due is None else min(state.pending_due, stamp)
+
+
+def _publish(state: IndexNowState, stamp: float) -> bool:
+    """Lower the cached time to ``stamp``; False when the cache is unavailable."""
+    key = state.cache_key(_KEY)
     try:
-        key = state.cache_key(_KEY)
-        current = state.cache.get(key)
-        stamp = clock.as_utc(when).timestamp()
-        if current is None or stamp < float(current):
-            state.cache.set(key, stamp, timeout=_ttl(stamp))
-    except Exception:  # a cache outage must never break a save
-        logger.warning("IndexNow: could not update the cached next-due time", exc_info=True)
+        current = _stamp(state.guarded_cache.get(key))
+        if current is None or stamp < current:
+            state.guarded_cache.set(key, stamp, timeout=_ttl(stamp))
+    except CacheUnavailable:  # the breaker has logged it; other processes learn within MAX_AGE
+        return False
+    return True
 
 
-def refresh(state: IndexNowState, connection: Any) -> None:
-    """Set the cached next-due time from the queue's earliest pending row."""
+def next_due(state: IndexNowState, connection: Any) -> float:
+    """The queue's earliest pending time, as a timestamp (now + MAX_AGE when nothing is pending)."""
     queue = state.models.Queue.__table__
     earliest = connection.execute(
         sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == "pending")
     ).scalar()
-    now = clock.utcnow().timestamp()
-    stamp = now + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
-    _remember(state, stamp)  # first: with the cache down, this process still stops querying for a while
-    state.cache.set(state.cache_key(_KEY), stamp, timeout=_ttl(stamp))
+    return clock.utcnow().timestamp() + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
+
+
+def store(state: IndexNowState, stamp: float) -> None:
+    """Set the next-due time learnt from the queue (call it with no database connection held)."""
+    remember(state, stamp)  # first: with the cache down, this process still stops querying for a while
+    try:
+        state.guarded_cache.set(state.cache_key(_KEY), stamp, timeout=_ttl(stamp))
+    except CacheUnavailable:
+        pass
 
 
 def forget(state: IndexNowState) -> None:
     state.idle_until = 0.0
-    state.cache.delete(state.cache_key(_KEY))
+    try:
+        state.guarded_cache.delete(state.cache_key(_KEY))
+    except CacheUnavailable:
+        pass
+
+
+def _stamp(value: Any) -> float | None:
+    """A cached time as a number; None when missing or unreadable (a foreign value)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _ttl(stamp: float) -> int:

@@ -7,13 +7,17 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
-from . import clock
+from . import clock, outbound
 from .config import Settings, key_problem
 from .errors import InvalidURLError
+from .outbound import new_http_session as new_http_session  # where it lived before outbound.py
+from .safetext import safe_text
 from .urls import check_host
 
 #: The protocol's limit of URLs in one request.
@@ -25,8 +29,6 @@ _ERROR_TEXT_MAX = 500
 #: Bytes of an error answer's body read for the error text: a huge body is never downloaded.
 _BODY_READ_MAX = 4096
 _SECONDS_RE = re.compile(r"^[0-9]+$")
-#: Control characters (NUL among them: PostgreSQL refuses it in text) become spaces in stored errors.
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 
 def endpoint_problem(settings: Settings) -> str | None:
@@ -116,49 +118,92 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
-def post_batch(http: requests.Session, settings: Settings, host: str, key: str, urls: list[str]) -> Answer:
-    """POST one batch; never raises for what the network or the endpoint does."""
+def post_batch(
+    http: requests.Session,
+    settings: Settings,
+    host: str,
+    key: str,
+    urls: list[str],
+    *,
+    deadline: float | None = None,
+) -> Answer:
+    """POST one batch; never raises for what the network or the endpoint does.
+
+    The whole request (connect, send, status line, headers, body) ends by
+    ``now + settings.timeout`` or ``deadline`` (a :func:`time.monotonic`
+    instant), whichever comes first, however slowly the endpoint answers.
+    A short body is read to its end so the connection is kept alive.
+    """
     body = {"host": host, "key": key, "keyLocation": key_location(settings, host, key), "urlList": urls}
     started = time.perf_counter()
-    try:
-        # stream=True: the body is read only for an error text, and only its start.
-        with http.post(
-            settings.endpoint,
-            json=body,
-            timeout=settings.timeout,
-            allow_redirects=False,
-            stream=True,
-            headers={"Content-Type": "application/json; charset=utf-8"},
-        ) as response:
-            status = response.status_code
-            outcome = classify(status)
-            retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
-            error = None
-            if 300 <= status < 400:
-                error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
-            elif outcome != "success":
-                error = _short(f"HTTP {status}: {_body_excerpt(response)}")
-    except requests.Timeout:
-        return Answer("retry", None, f"timeout after {settings.timeout:g}s", None, time.perf_counter() - started)
-    except requests.RequestException as exc:
-        return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
-                      time.perf_counter() - started)
+    limit = time.monotonic() + settings.timeout
+    budget = settings.timeout
+    timeout_text = f"timeout after {budget:g}s"
+    if deadline is not None and deadline < limit:
+        limit = deadline
+        budget = max(0.0, round(deadline - time.monotonic(), 1))
+        timeout_text = f"no answer within the tick budget ({budget:g}s)"
+    with outbound.scope(limit, allow_private=settings.allow_private_endpoint) as rules:
+        try:
+            if budget <= 0:
+                raise requests.Timeout("no time left")
+            # stream=True: the body is read here, bounded, never downloaded whole.
+            with http.post(
+                settings.endpoint,
+                json=body,
+                timeout=budget,
+                allow_redirects=False,
+                stream=True,
+                headers={"Content-Type": "application/json; charset=utf-8"},
+            ) as response:
+                if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
+                    raise requests.Timeout("deadline")
+                status = response.status_code
+                outcome = classify(status)
+                retry_after = parse_retry_after(response.headers.get("Retry-After")) if outcome == "retry" else None
+                # The status stands even if the deadline cuts the body short: the engine has answered.
+                raw = _read_short_body(response)
+                error = None
+                if 300 <= status < 400:
+                    error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
+                elif outcome != "success":
+                    error = _short(f"HTTP {status}: {_excerpt(raw) or response.reason or ''}")
+        except (requests.RequestException, OSError, urllib3.exceptions.HTTPError, HTTPException) as exc:
+            if rules.expired or isinstance(exc, (requests.Timeout, TimeoutError)):
+                return Answer("retry", None, timeout_text, None, time.perf_counter() - started)
+            return Answer("retry", None, _short(f"network error: {exc.__class__.__name__}: {exc}"), None,
+                          time.perf_counter() - started)
+        except outbound.RefusedAddressError as exc:
+            return Answer("retry", None, _short(f"network error: {exc}"), None, time.perf_counter() - started)
     return Answer(outcome, status, error, retry_after, time.perf_counter() - started)
 
 
-def _body_excerpt(response: requests.Response) -> str:
-    """The start of an error answer's body as one line of text (the reason phrase if empty)."""
+def _read_short_body(response: requests.Response) -> bytes:
+    """The body, when it is short: read to its end so the connection goes back to the pool.
+
+    At most :data:`_BODY_READ_MAX` bytes are read; a longer body is not
+    downloaded: the connection is closed instead (by the response's close).
+    (urllib3 hands a connection back to its pool when its body has been read
+    to the end, which is what keep-alive needs.)
+    A broken or undecodable body gives b"" (it must not hide the status).
+    """
+    if response.request.method == "HEAD" or response.status_code in (204, 304):
+        return b""
     try:
-        raw = response.raw.read(_BODY_READ_MAX, decode_content=True) or b""
-    except Exception:  # a broken or undecodable body must not hide the status
-        raw = b""
-    text = raw[:300].decode("utf-8", "replace")
-    return " ".join(_CONTROL_RE.sub(" ", text).split()) or response.reason or ""
+        raw = response.raw.read(_BODY_READ_MAX + 1, decode_content=True) or b""
+    except (urllib3.exceptions.HTTPError, OSError, HTTPException):
+        return b""
+    return raw[:_BODY_READ_MAX]
+
+
+def _excerpt(raw: bytes) -> str:
+    """The start of an error answer's body as one line of text."""
+    return safe_text(raw[:300].decode("utf-8", "replace"))
 
 
 def _short(text: str) -> str:
     """Error texts as stored: one line, no control characters, at most 500 characters."""
-    text = " ".join(_CONTROL_RE.sub(" ", text).split())
+    text = safe_text(text)
     return text if len(text) <= _ERROR_TEXT_MAX else text[: _ERROR_TEXT_MAX - 1] + "…"
 
 
@@ -167,10 +212,3 @@ def retry_at(settings: Settings, answer: Answer, now: datetime) -> datetime:
     if answer.retry_after is not None and answer.retry_after > delay:
         delay = answer.retry_after
     return now + timedelta(seconds=delay)
-
-
-def new_http_session() -> requests.Session:
-    session = requests.Session()
-    session.headers["User-Agent"] = "flask-indexnow"
-    return session
-

@@ -19,7 +19,8 @@ from flask import Flask, current_app, has_app_context
 from werkzeug.routing import BuildError
 
 from . import baseurl, signals, skipped, standalone
-from .errors import InvalidURLError
+from .errors import InvalidURLError, TablesMissingError
+from .missing import is_missing_table, missing_tables_message
 from .queue import Entry, after_write, make_entry, write_entries
 from .state import IndexNowState, logger
 
@@ -170,8 +171,11 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
     except (EventError, InvalidURLError, BuildError) as exc:
         logger.warning("IndexNow: %s event skipped%s: %s", kind, what, _first_line(exc))
         skipped.record(state)
-    except Exception:
-        logger.exception("IndexNow: %s event skipped%s: the resource could not be read or queued", kind, what)
+    except Exception as exc:
+        if isinstance(exc, TablesMissingError) or is_missing_table(exc):
+            logger.error("IndexNow: %s event skipped%s: %s", kind, what, missing_tables_message(state.prefix))
+        else:
+            logger.exception("IndexNow: %s event skipped%s: the resource could not be read or queued", kind, what)
         skipped.record(state)
 
 

@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 from flask import Flask
 
-from . import bridge, events, queue, scheduling, tick as tick_module, worker
+from . import bridge, events, queue, scheduling, worker
+from . import tick as tick_module
 from .config import load_settings
 from .events import Adapter
 from .models import Models, get_models

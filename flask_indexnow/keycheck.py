@@ -13,17 +13,22 @@ No database transaction is open while fetching: the hosts are read first.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import requests
 import sqlalchemy as sa
 import urllib3
 
+from . import outbound
 from .config import key_problem
-from .endpoint import key_for, key_location, new_http_session
+from .endpoint import key_for, key_location
 from .errors import InvalidURLError
+from .outbound import new_http_session
+from .safetext import safe_text
 from .state import IndexNowState
 from .urls import check_url
 
@@ -82,24 +87,37 @@ def normalise_host(text: str) -> str:
 
 
 def check_key_files(
-    state: IndexNowState, hosts: Iterable[str] | None = None, *, http: requests.Session | None = None
+    state: IndexNowState,
+    hosts: Iterable[str] | None = None,
+    *,
+    http: requests.Session | None = None,
+    allow_private: bool | None = None,
 ) -> list[KeyCheckResult]:
     """Fetch the key file of each host (default: :func:`known_hosts`) and judge it.
 
-    Private and loopback hosts are refused unless INDEXNOW_ALLOW_PRIVATE_ENDPOINT
-    is set, as for the endpoint itself. Never raises for what a host answers.
+    Private and loopback hosts, and names that resolve to such addresses, are
+    refused unless ``allow_private`` is true (default:
+    INDEXNOW_ALLOW_PRIVATE_ENDPOINT, as for the endpoint itself). Each fetch
+    ends within INDEXNOW_TIMEOUT however slowly the host answers. Never raises
+    for what a host answers; every server text in a result is made safe to
+    print (:func:`~flask_indexnow.safetext.safe_text`).
     """
     names = known_hosts(state) if hosts is None else list(dict.fromkeys(hosts))
+    private = state.settings.allow_private_endpoint if allow_private is None else allow_private
     session = http or new_http_session()
     try:
-        return [check_key_file(state, name, session) for name in names]
+        return [check_key_file(state, name, session, allow_private=private) for name in names]
     finally:
         if http is None:
             session.close()
 
 
-def check_key_file(state: IndexNowState, host: str, http: requests.Session) -> KeyCheckResult:
+def check_key_file(
+    state: IndexNowState, host: str, http: requests.Session, *, allow_private: bool | None = None
+) -> KeyCheckResult:
     settings = state.settings
+    if allow_private is None:
+        allow_private = settings.allow_private_endpoint
     try:
         host = normalise_host(host)
     except InvalidURLError as exc:
@@ -111,28 +129,41 @@ def check_key_file(state: IndexNowState, host: str, http: requests.Session) -> K
             "Set INDEXNOW_KEY (run `flask indexnow key generate`) or INDEXNOW_KEYS[host].",
         )])
     url = key_location(settings, host, key)
-    if not settings.allow_private_endpoint:
+    if not allow_private:
         try:
             check_url(url)
         except InvalidURLError as exc:
-            return KeyCheckResult(host, url, problems=[KeyProblem(
-                "refused", f"not fetched: {exc}",
-                "Only public hosts are checked; set INDEXNOW_ALLOW_PRIVATE_ENDPOINT for a local sandbox.",
-            )])
-    return _judge(url, key, http, settings.timeout, host)
+            return _refused(host, url, str(exc))
+    with outbound.scope(time.monotonic() + settings.timeout, allow_private=allow_private) as rules:
+        try:
+            return _judge(url, key, http, settings.timeout, host, rules)
+        except outbound.RefusedAddressError as exc:
+            return _refused(host, url, str(exc))
 
 
-def _judge(url: str, key: str, http: requests.Session, timeout: float, host: str) -> KeyCheckResult:
+def _refused(host: str, url: str, reason: str) -> KeyCheckResult:
+    return KeyCheckResult(host, url, problems=[KeyProblem(
+        "refused", f"not fetched: {safe_text(reason)}",
+        "Only public hosts are checked; pass --allow-private-hosts (or set INDEXNOW_ALLOW_PRIVATE_ENDPOINT) "
+        "for a local sandbox.",
+    )])
+
+
+def _judge(
+    url: str, key: str, http: requests.Session, timeout: float, host: str, rules: outbound.Scope
+) -> KeyCheckResult:
     try:
         response = http.get(url, timeout=timeout, allow_redirects=False, stream=True)
-    except requests.Timeout:
-        return _unreachable(host, url, f"no answer within {timeout:g}s")
-    except requests.RequestException as exc:
+    except (requests.RequestException, OSError) as exc:
+        if rules.expired or isinstance(exc, (requests.Timeout, TimeoutError)):
+            return _unreachable(host, url, f"no answer within {timeout:g}s")
         return _unreachable(host, url, f"cannot connect ({exc.__class__.__name__})")
     with response:
+        if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
+            return _unreachable(host, url, f"no answer within {timeout:g}s")
         status = response.status_code
         if status in _REDIRECTS:
-            target = response.headers.get("Location", "?")
+            target = safe_text(response.headers.get("Location", "?"))
             return KeyCheckResult(host, url, status, [KeyProblem(
                 "redirect", f"HTTP {status} redirect to {target}; engines do not follow it",
                 f"Serve the key file at {url} itself, without a redirect (http→https and www redirects count).",
@@ -154,10 +185,14 @@ def _judge(url: str, key: str, http: requests.Session, timeout: float, host: str
             )])
         try:
             body = _read_capped(response)
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, HTTPException) as exc:
+            if rules.expired:
+                return _unreachable(host, url, f"the key file did not arrive within {timeout:g}s")
             return _unreachable(host, url, f"the connection failed while reading ({exc.__class__.__name__})")
+        if rules.expired:  # the watchdog cut the body short: what came is not the file
+            return _unreachable(host, url, f"the key file did not arrive within {timeout:g}s")
         problems = []
-        content_type = response.headers.get("Content-Type", "")
+        content_type = safe_text(response.headers.get("Content-Type", ""))
         if content_type.split(";")[0].strip().lower() != "text/plain":
             problems.append(KeyProblem(
                 "wrong_content_type", f"served as {content_type or 'no content type'!r}, not text/plain",
@@ -165,7 +200,7 @@ def _judge(url: str, key: str, http: requests.Session, timeout: float, host: str
             ))
         served = _served_key(body)
         if served != key:
-            shown = repr(served[:60]) if served is not None else "bytes that are not UTF-8 text"
+            shown = repr(safe_text(served)[:60]) if served is not None else "bytes that are not UTF-8 text"
             problems.append(KeyProblem(
                 "wrong_content", f"wrong content: expected the key {key!r}, got {shown}",
                 "The file must hold the key alone, exactly as configured (INDEXNOW_KEY / INDEXNOW_KEYS).",

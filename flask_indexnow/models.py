@@ -34,6 +34,17 @@ class UTCDateTime(sa.types.TypeDecorator[datetime]):
     impl = sa.DateTime
     cache_ok = True
 
+    # Alembic autogenerate (``flask db migrate``) writes a column type of a
+    # module outside SQLAlchemy as ``flask_indexnow.models.UTCDateTime()``, a
+    # name the migration never imports: ``flask db upgrade`` then fails with a
+    # NameError. Declared as a SQLAlchemy type, it is written as ``sa.`` + its
+    # repr, which is the DDL it stands for: a migration needs the column, not
+    # the conversion, and runs as generated.
+    __module__ = "sqlalchemy.types"
+
+    def __repr__(self) -> str:
+        return "DateTime().with_variant(sa.dialects.mysql.DATETIME(fsp=6), 'mysql', 'mariadb')"
+
     def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in ("mysql", "mariadb"):
             return dialect.type_descriptor(mysql.DATETIME(fsp=6))

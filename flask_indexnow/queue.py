@@ -21,9 +21,10 @@ from flask import current_app
 
 from . import clock, due, signals
 from .errors import InvalidURLError
+from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
-from .state import IndexNowState, logger
 from .sqlutil import chunks, upsert
+from .state import IndexNowState, logger
 from .urls import check_url
 
 ACTIONS = ("update", "delete")
@@ -254,9 +255,11 @@ def _write_in_session(state: IndexNowState, session: Any, entries: list[Entry], 
         written = write_entries(state, session, entries)
         if commit:
             session.commit()
-    except Exception:
+    except Exception as exc:
         if commit:
             session.rollback()
+        if is_missing_table(exc):
+            raise tables_missing_error(state.prefix) from None
         raise
     after_write(state, written, None if commit else session)
     return written

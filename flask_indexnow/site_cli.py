@@ -13,6 +13,7 @@ import click
 
 from .cli import friendly_errors, indexnow_group, key_group
 from .keycheck import check_key_files
+from .safetext import safe_text
 from .sitemap import SitemapResult, parse_since, submit_sitemap
 from .state import get_state
 
@@ -67,7 +68,7 @@ def summary_lines(result: SitemapResult, filtered: bool) -> list[str]:
         read += f" ({result.bad_lastmod} with an unreadable lastmod)"
     lines = [read, f"Queued {result.queued}, unchanged {result.unchanged}, rejected {result.rejected_count}"]
     for url, reason in result.rejected[:SHOWN_REJECTED]:
-        lines.append(f"  rejected {url[:200]}: {reason}")
+        lines.append(f"  rejected {safe_text(url)[:200]}: {safe_text(reason)}")  # both from the sitemap
     if result.rejected_count > SHOWN_REJECTED:
         lines.append(f"  … and {result.rejected_count - SHOWN_REJECTED} more rejected")
     return lines
@@ -77,22 +78,25 @@ def summary_lines(result: SitemapResult, filtered: bool) -> list[str]:
 @click.option("--host", "hosts", multiple=True, metavar="HOST",
               help="Host to check (repeatable). Default: hosts of the queue, history, INDEXNOW_KEYS "
                    "and INDEXNOW_ALLOWED_HOSTS.")
+@click.option("--allow-private-hosts", is_flag=True,
+              help="Let key files be fetched from loopback or private addresses (local sandboxes). "
+                   "Default: INDEXNOW_ALLOW_PRIVATE_ENDPOINT.")
 @friendly_errors
-def key_check_command(hosts: tuple[str, ...]) -> None:
+def key_check_command(hosts: tuple[str, ...], allow_private_hosts: bool) -> None:
     """Fetch each host's key file as a search engine would and say what is wrong."""
-    results = check_key_files(get_state(), hosts or None)
+    results = check_key_files(get_state(), hosts or None, allow_private=True if allow_private_hosts else None)
     if not results:
         raise click.ClickException(
             "no host to check: none in the queue, history, INDEXNOW_KEYS or INDEXNOW_ALLOWED_HOSTS; pass --host"
         )
     for result in results:
         if result.ok:
-            click.echo(f"[ok ] {result.host}: {result.url} serves the key")
+            click.echo(safe_text(f"[ok ] {result.host}: {result.url} serves the key"))
             continue
         where = f" ({result.url})" if result.url else ""
-        for problem in result.problems:
-            click.echo(f"[ERR] {result.host}{where}: {problem.message}")
-            click.echo(f"      Fix: {problem.fix}")
+        for problem in result.problems:  # messages quote what the host sent: printed through safe_text
+            click.echo(safe_text(f"[ERR] {result.host}{where}: {problem.message}"))
+            click.echo("      " + safe_text(f"Fix: {problem.fix}"))
     failed = sum(1 for r in results if not r.ok)
     if failed:
         raise click.ClickException(f"{failed} of {len(results)} host(s) have a key file problem")

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, current_app, has_app_context
 
+from .breaker import CacheBreaker, GuardedCache
 from .config import Settings
 from .models import Models
+from .ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
     from .extension import IndexNow
+    from .outbound import OutboundSession
 
 logger = logging.getLogger("flask_indexnow")
 
@@ -43,6 +46,25 @@ class IndexNowState:
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0
+    #: The app's outbound HTTP session, made on first use (see outbound.app_session).
+    http: OutboundSession | None = None
+    #: The earliest due time (a timestamp) of rows written during requests of this
+    #: process and not yet published to the cache: publishing waits until after the
+    #: response, so no visitor waits for the cache (see due.py).
+    pending_due: float | None = None
+    #: This process's own knowledge of the endpoint pause (until, HTTP status), so
+    #: the pause holds even while the cache is down (see worker.pause_endpoint).
+    paused: tuple[float, int] | None = None
+    #: Failure lines, each kind at most once a minute (see ratelog.py).
+    quiet_log: RateLimitedLog = field(default_factory=RateLimitedLog)
+    #: After a cache failure, no cache call for a while (see breaker.py).
+    cache_breaker: CacheBreaker = field(init=False)
+    #: The cache through the breaker: what the extension's own cache calls use.
+    guarded_cache: GuardedCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache_breaker = CacheBreaker(self.quiet_log)
+        self.guarded_cache = GuardedCache(self.cache, self.cache_breaker)
 
     @property
     def prefix(self) -> str:

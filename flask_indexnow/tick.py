@@ -7,11 +7,16 @@ it. An idle site answers from the cached next-due time without a query.
 
 from __future__ import annotations
 
+import logging
+import time
+
 from flask import Flask, Response, g
 
-from . import due
+from . import clock, due
+from .breaker import CacheUnavailable
 from .lock import CacheLock
-from .state import IndexNowState, get_state, logger
+from .missing import is_missing_table, missing_tables_message
+from .state import IndexNowState, get_state
 from .worker import PassResult, process_queue
 
 LOCK_NAME = "indexnow_queue_tick"
@@ -19,34 +24,49 @@ _SCHEDULED_FLAG = "_indexnow_tick_scheduled"
 
 
 def schedule_after_response(response: Response) -> Response:
-    """``after_request`` hook: arrange one tick after this response is sent."""
+    """``after_request`` hook: arrange one tick after this response is sent.
+
+    Nothing here talks to the cache or the database: the decision comes from
+    this process's memory, and what the request wrote is published to the
+    cache by the tick, after the response.
+    """
     from flask import current_app
 
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
     state = get_state(app)
-    if not (state.settings.enabled and state.settings.queue_enabled) or g.get(_SCHEDULED_FLAG):
+    if not state.settings.enabled or g.get(_SCHEDULED_FLAG):
         return response
-    if due.known_idle(state):  # this process knows nothing is due yet: not even a tick to schedule
+    # known_idle: this process knows nothing is due yet, so not even a tick to schedule.
+    ticking = state.settings.queue_enabled and not due.known_idle(state)
+    if not ticking and state.pending_due is None:
         return response
     setattr(g, _SCHEDULED_FLAG, True)
-    response.call_on_close(lambda: _run_detached(app))
+    response.call_on_close(lambda: _run_detached(app, ticking))
     return response
 
 
-def _run_detached(app: Flask) -> None:
-    """Run a tick outside the request; a tick never raises into the server."""
+def _run_detached(app: Flask, ticking: bool = True) -> None:
+    """Run a tick (or only publish the due time) outside the request; never raises into the server."""
+    state: IndexNowState = app.extensions["indexnow"]
     try:
         with app.app_context():
-            tick(get_state(app))
-    except Exception:
-        logger.exception("IndexNow: the after-response tick failed")
+            if ticking:
+                tick(state)
+            else:
+                due.publish_pending(state)
+    except Exception as exc:
+        if is_missing_table(exc):
+            state.quiet_log.log("tick-tables", logging.ERROR,
+                                "IndexNow: the after-response tick failed: " + missing_tables_message(state.prefix))
+            return
+        state.quiet_log.log("tick-failed", logging.ERROR, "IndexNow: the after-response tick failed", exc=exc)
 
 
 def tick(state: IndexNowState) -> PassResult | None:
     """Run one tick; returns the pass result, or None when there was nothing to do.
 
-    Cheap when idle (cache read only), exclusive through the cache lock, and
-    limited to INDEXNOW_TICK_BATCH_MAX rows.
+    Cheap when idle (cache read only), exclusive through the cache lock, limited
+    to INDEXNOW_TICK_BATCH_MAX rows and to INDEXNOW_TICK_BUDGET seconds.
     """
     if not state.tick_guard.acquire(blocking=False):
         return None  # this process is ticking already
@@ -58,24 +78,25 @@ def tick(state: IndexNowState) -> PassResult | None:
 
 def _tick(state: IndexNowState) -> PassResult | None:
     settings = state.settings
+    deadline = time.monotonic() + settings.tick_budget
+    published = due.publish_pending(state)
+    # A row this process wrote is due now: no need to ask the cache whether anything is.
+    if (published is None or published > clock.utcnow().timestamp()) and due.is_idle(state):
+        return None
+    lock: CacheLock | None = CacheLock(state.guarded_cache, state.cache_key(LOCK_NAME), settings.tick_lock_ttl)
     try:
-        if due.is_idle(state):
-            return None
-    except Exception:  # the cache is down: fall through to the database
-        logger.warning("IndexNow: cache unavailable for the next-due time", exc_info=True)
-    lock = CacheLock(state.cache, state.cache_key(LOCK_NAME), settings.tick_lock_ttl)
-    try:
-        held = lock.acquire()
-    except Exception:
-        # Without a working cache, run anyway: the database claim is what keeps
-        # each claim exactly-once; the lock only saves duplicate work.
-        logger.warning("IndexNow: cache unavailable for the tick lock; ticking without it", exc_info=True)
-        held = True
-        lock = None  # type: ignore[assignment]
+        held = lock is not None and lock.acquire()
+    except CacheUnavailable:
+        # Without the cache, tick anyway: tick_guard keeps this process to one
+        # tick at a time, the database claim keeps delivery exactly-once, and
+        # the in-process next-due time keeps idle requests from ticking at all.
+        state.quiet_log.log("tick-lock", logging.WARNING,
+                            "IndexNow: cache unavailable for the tick lock; ticking without it")
+        held, lock = True, None
     if not held:
         return None
     try:
-        result = process_queue(state, limit=min(settings.tick_batch_max, settings.batch_size))
+        result = process_queue(state, limit=min(settings.tick_batch_max, settings.batch_size), deadline=deadline)
         if settings.scheduler_enabled:
             from .scheduling import ensure_builtin_schedules
 
@@ -85,5 +106,5 @@ def _tick(state: IndexNowState) -> PassResult | None:
         if lock is not None:
             try:
                 lock.release()
-            except Exception:
-                logger.warning("IndexNow: could not release the tick lock", exc_info=True)
+            except CacheUnavailable:
+                pass  # it expires after INDEXNOW_TICK_LOCK_TTL

@@ -10,6 +10,7 @@ failed by a delivery that no longer owns it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -26,17 +27,18 @@ import sqlalchemy as sa
 from flask import current_app
 
 from . import clock, due, passlog, signals
+from .breaker import CacheUnavailable
 from .config import key_problem
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
     Answer,
     key_for,
-    new_http_session,
     post_batch,
     retry_at,
     sending_problem,
 )
 from .models import url_hash
+from .outbound import app_session
 from .queue import send_signal
 from .sqlutil import chunks, dialect_name, upsert
 from .state import IndexNowState
@@ -138,8 +140,13 @@ def _is_transient(exc: sa.exc.DBAPIError) -> bool:
     return "database is locked" in str(orig)  # SQLite, after its busy timeout
 
 
-def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
-    """Run one pass; see :meth:`IndexNow.process_queue`."""
+def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: float | None = None) -> PassResult:
+    """Run one pass; see :meth:`IndexNow.process_queue`.
+
+    ``deadline`` (a :func:`time.monotonic` instant, the tick's budget) bounds
+    the sending: no POST outlives it, and the rows not sent by then go back
+    to ``pending`` without spending an attempt.
+    """
     settings = state.settings
     if limit is None:
         limit = settings.batch_size
@@ -149,10 +156,12 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
     if problem:
         logger.warning("IndexNow: not sending: %s", problem)
         return PassResult(skipped_reason=problem)
-    paused_until = endpoint_paused_until(state)
-    if paused_until is not None:
-        reason = f"the endpoint asked to pause (HTTP 429) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
+    pause = endpoint_pause(state)
+    if pause is not None:
+        paused_until, status = pause
+        reason = f"the endpoint asked to pause (HTTP {status}) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
         logger.info("IndexNow: not sending: %s", reason)
+        due.remember(state, paused_until.timestamp())  # nothing can be sent before then: no tick needed
         return PassResult(skipped_reason=reason)
 
     engine = state.engine()
@@ -166,11 +175,20 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
         by_host: dict[str, list[Claimed]] = defaultdict(list)
         for row in rows:
             by_host[row.host].append(row)
+        holder = ClaimHolder(token, now)
+        batches = [(host, list(batch)) for host, host_rows in by_host.items()
+                   for batch in chunks(host_rows, MAX_URLS_PER_REQUEST)]
         try:
-            with new_http_session() as http:
-                for host, host_rows in by_host.items():
-                    for batch in chunks(host_rows, MAX_URLS_PER_REQUEST):
-                        _deliver(state, engine, http, token, host, list(batch), result, [SPLIT_REQUEST_BUDGET])
+            with contextlib.nullcontext(app_session(state)) as http:  # the app's kept-alive session
+                for host, batch in batches:
+                    if _out_of_time(deadline):
+                        given_back = _give_back(state, engine, token)
+                        result.released += given_back
+                        logger.info("IndexNow: tick budget used up; %d claimed rows given back to pending",
+                                    given_back)
+                        break
+                    _deliver(state, engine, http, token, host, batch, result, [SPLIT_REQUEST_BUDGET],
+                             deadline=deadline, holder=holder)
         except BaseException:
             # The database failed us, or the process is being interrupted: give
             # back what this pass still holds now rather than after INDEXNOW_STALE_AFTER.
@@ -178,9 +196,11 @@ def process_queue(state: IndexNowState, limit: int | None = None) -> PassResult:
             raise
     try:
         with engine.connect() as connection:
-            due.refresh(state, connection)
-    except Exception:
-        logger.warning("IndexNow: could not refresh the next-due time", exc_info=True)
+            stamp = due.next_due(state, connection)
+        due.store(state, stamp)  # after the connection is back: a slow cache never holds one
+    except Exception as exc:
+        state.quiet_log.log("due-refresh", logging.WARNING, "IndexNow: could not refresh the next-due time",
+                            exc=exc)
     if result.claimed or result.reset_stale:
         logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
@@ -260,19 +280,74 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     return sorted((Claimed(*row) for row in _retrying(work, engine)), key=lambda row: row.id)
 
 
-def release(state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime) -> int:
-    """Give claimed rows back untouched (no attempt spent), due at ``until``."""
+def release(
+    state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime | None
+) -> int:
+    """Give claimed rows back untouched (no attempt spent), due at ``until`` (None: when they were)."""
     queue = state.models.Queue.__table__
     now = clock.utcnow()
+    values = _unclaimed(now) if until is None else {**_unclaimed(now), "available_at": until}
 
     def work(connection: Any) -> int:
         return int(connection.execute(
             sa.update(queue)
             .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            .values(**_unclaimed(now), available_at=until)
+            .values(**values)
         ).rowcount)
 
     return _retrying(work, engine)
+
+
+def _give_back(state: IndexNowState, engine: Any, token: str) -> int:
+    """Every row still held by ``token`` back to ``pending`` as it was (no attempt spent), in one statement."""
+    queue = state.models.Queue.__table__
+
+    def work(connection: Any) -> int:
+        return int(connection.execute(
+            sa.update(queue)
+            .where(queue.c.claim_token == token, queue.c.status == "processing")
+            .values(**_unclaimed(clock.utcnow()))
+        ).rowcount)
+
+    return _retrying(work, engine)
+
+
+def _out_of_time(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+@dataclass
+class ClaimHolder:
+    """Keeps a running pass's claim alive, so a long pass is not taken for a dead one.
+
+    Rows claimed more than INDEXNOW_STALE_AFTER ago are taken back by any
+    worker (step 1 of a pass). A pass of many slow POSTs would lose the rows
+    it has not sent yet, and they would be sent twice. So before each POST,
+    when that POST could end more than a third of INDEXNOW_STALE_AFTER after
+    the claim was last stamped, the pass stamps ``claimed_at`` again on every
+    row it still holds: one set-based UPDATE, matched on the claim token.
+    (init_app refuses an INDEXNOW_TIMEOUT that is not below INDEXNOW_STALE_AFTER.)
+    """
+
+    token: str
+    stamped_at: datetime
+
+    def keep(self, state: IndexNowState, engine: Any) -> None:
+        settings = state.settings
+        now = clock.utcnow()
+        if (now - self.stamped_at).total_seconds() + settings.timeout <= settings.stale_after / 3:
+            return
+        queue = state.models.Queue.__table__
+
+        def work(connection: Any) -> int:
+            return int(connection.execute(
+                sa.update(queue)
+                .where(queue.c.claim_token == self.token, queue.c.status == "processing")
+                .values(claimed_at=now)
+            ).rowcount)
+
+        _retrying(work, engine)
+        self.stamped_at = now
 
 
 def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
@@ -300,17 +375,24 @@ def _deliver(
     rows: list[Claimed],
     result: PassResult,
     budget: list[int],
+    *,
+    deadline: float | None = None,
+    holder: ClaimHolder | None = None,
 ) -> None:
     """POST one batch and record its outcome; a batch refused with 400/422 is split.
 
     ``budget`` (shared by every part of one batch) is how many extra requests
     the splitting may still cost. Rows whose turn comes while the endpoint is
-    paused after a 429 are released without spending an attempt.
+    paused (after a 429, or a 5xx with Retry-After), or once ``deadline`` has
+    passed, are released without spending an attempt.
     """
     settings = state.settings
     paused_until = endpoint_paused_until(state)
     if paused_until is not None:
         result.released += release(state, engine, token, rows, paused_until)
+        return
+    if _out_of_time(deadline):
+        result.released += release(state, engine, token, rows, None)
         return
     key = key_for(settings, host)
     if key is None or key_problem(key):
@@ -321,17 +403,19 @@ def _deliver(
         answer = Answer("success", None, None, None, 0.0)
         passlog.dry_run(state, host, [r.url for r in rows])
     else:
-        answer = post_batch(http, settings, host, key, [r.url for r in rows])
+        if holder is not None:
+            holder.keep(state, engine)
+        answer = post_batch(http, settings, host, key, [r.url for r in rows], deadline=deadline)
         result.requests += 1
         passlog.answer(state, host, len(rows), answer)
         if answer.http_status in (400, 422) and len(rows) > 1 and budget[0] >= 2:
             # Find the URLs the endpoint really refuses: resend each half.
             budget[0] -= 2
             middle = len(rows) // 2
-            _deliver(state, engine, http, token, host, rows[:middle], result, budget)
-            _deliver(state, engine, http, token, host, rows[middle:], result, budget)
+            for half in (rows[:middle], rows[middle:]):
+                _deliver(state, engine, http, token, host, half, result, budget, deadline=deadline, holder=holder)
             return
-        if answer.http_status == 429:
+        if pauses_endpoint(answer):
             pause_endpoint(state, answer)
     finish(state, engine, token, rows, answer, result)
 
@@ -471,35 +555,69 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
             )
 
 
+def pauses_endpoint(answer: Answer) -> bool:
+    """A 429, or a 5xx that says when to come back (Retry-After), pauses every sending to the endpoint."""
+    status = answer.http_status
+    return status == 429 or (status is not None and 500 <= status < 600 and answer.retry_after is not None)
+
+
 def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
-    """After a 429, stop every process sending to this endpoint until the pause ends.
+    """After a 429 (or a 5xx with Retry-After), stop every process sending to this endpoint until the pause ends.
 
     The pause ends when the refused batch is due again: INDEXNOW_RETRY_DELAY,
-    or the Retry-After when that is longer (capped at a day).
+    or the Retry-After when that is longer (capped at a day). It is kept in
+    this process and shared with the others through the cache.
     """
     now = clock.utcnow()
     seconds = (retry_at(state.settings, answer, now) - now).total_seconds()
     if seconds <= 0:
         return
     until = now.timestamp() + seconds
+    status = answer.http_status or 429
+    state.paused = (until, status)
     try:
-        state.cache.set(_pause_key(state), until, timeout=int(seconds) + 1)
-    except Exception:
-        logger.warning("IndexNow: could not record the endpoint pause in the cache", exc_info=True)
-    logger.warning("IndexNow: endpoint answered 429; pausing all sending for %.0fs", seconds)
+        state.guarded_cache.set(_pause_key(state), f"{until:.3f}:{status}", timeout=int(seconds) + 1)
+    except CacheUnavailable:
+        pass  # the breaker has logged it; this process still holds the pause
+    logger.warning("IndexNow: endpoint answered %s; pausing all sending for %.0fs", status, seconds)
+
+
+def endpoint_pause(state: IndexNowState) -> tuple[datetime, int] | None:
+    """When the endpoint pause ends and which HTTP status asked for it; None when sending is allowed now.
+
+    This process's own pause answers without the cache; otherwise the cache
+    says whether another process was asked to pause.
+    """
+    now = clock.utcnow().timestamp()
+    pause = state.paused
+    if pause is None or pause[0] <= now:
+        try:
+            pause = _read_pause(state, state.guarded_cache.get(_pause_key(state)))
+        except CacheUnavailable:
+            return None
+        if pause is None or pause[0] <= now:
+            return None
+        state.paused = pause  # another process's pause: no need to ask again until it ends
+    return datetime.fromtimestamp(pause[0], tz=timezone.utc), pause[1]
 
 
 def endpoint_paused_until(state: IndexNowState) -> datetime | None:
-    """When the pause after a 429 ends, or None when sending is allowed now."""
+    """When the endpoint pause ends, or None when sending is allowed now."""
+    pause = endpoint_pause(state)
+    return None if pause is None else pause[0]
+
+
+def _read_pause(state: IndexNowState, value: Any) -> tuple[float, int] | None:
+    """The cached pause: "until:status" (a bare number, as older versions wrote it, is a 429)."""
+    if value is None:
+        return None
     try:
-        value = state.cache.get(_pause_key(state))
-        until = None if value is None else float(value)
-    except Exception:  # a cache outage or a foreign value must not stop delivery
-        logger.warning("IndexNow: could not read the endpoint pause from the cache", exc_info=True)
+        until, _, status = str(value).partition(":")
+        return float(until), int(status or 429)
+    except ValueError:
+        state.quiet_log.log("pause-unreadable", logging.WARNING,
+                            "IndexNow: ignoring an unreadable endpoint pause in the cache: %r", value)
         return None
-    if until is None or until <= clock.utcnow().timestamp():
-        return None
-    return datetime.fromtimestamp(until, tz=timezone.utc)
 
 
 def _pause_key(state: IndexNowState) -> str:

@@ -151,6 +151,9 @@ class AppFactory:
         self.tmp_path = tmp_path
         self.endpoint_url = endpoint_url
         self.apps: list[Flask] = []
+        #: Apps with a prefix of their own whose tables the test may create (``init-db``):
+        #: dropped at the end of the test, so a failed test leaves nothing behind.
+        self.own_prefix: list[Flask] = []
 
     def __call__(
         self,
@@ -190,6 +193,8 @@ class AppFactory:
         ext.init_app(app, db=db, cache=cache_obj)
         app.extensions["indexnow_test_db"] = db
         self.apps.append(app)
+        if not create_tables and prefix != RUN_PREFIX:
+            self.own_prefix.append(app)
         if create_tables:
             with app.app_context():
                 state = app.extensions["indexnow"]
@@ -208,6 +213,12 @@ class AppFactory:
         next runs, which fails some later, innocent test. Failing here names
         the test that leaked it.
         """
+        for app in self.own_prefix:
+            with app.app_context():
+                state = app.extensions["indexnow"]
+                state.db.session.remove()
+                state.db.metadata.drop_all(state.db.engine, tables=state.models.tables, checkfirst=True)
+                _created.pop((str(state.db.engine.url), state.prefix), None)
         leaked = []
         for app in self.apps:
             with app.app_context():
@@ -285,3 +296,21 @@ def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:
         return list(connection.execute(query))
 
 
+
+
+#: Fixtures that reach a database or Redis: a test that uses one is in the ``db`` tier.
+DB_FIXTURES = {"backend", "make_app", "app", "redis_url"}
+SKIP_BROWSER = os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the ``db`` tier (``-m "not db"`` is the fast tier); skip browser tests on request.
+
+    ``INDEXNOW_SKIP_BROWSER=1`` is for a contributor without root (no Chromium):
+    under ``CI=true`` it is ignored, CI must run the browser tests.
+    """
+    for item in items:
+        if DB_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("db") is None:
+            item.add_marker(pytest.mark.db)
+        if SKIP_BROWSER and not IN_CI and item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.skip(reason="INDEXNOW_SKIP_BROWSER=1 (local runs only)"))

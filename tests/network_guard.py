@@ -69,8 +69,8 @@ def install() -> None:
         return real_connect_ex(self, address)
 
     socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
 
 
 def take_attempts() -> list[str]:

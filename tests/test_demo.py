@@ -14,6 +14,8 @@ from demo.sandbox import recorder
 
 from .live_server import serve
 
+pytestmark = pytest.mark.db  # the demo runs on a SQLite file
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -65,12 +67,21 @@ def test_bad_form_input_is_a_message_not_an_error(tmp_path: Any) -> None:
 @pytest.mark.parametrize(
     ("next_url", "landing"),
     [("/indexnow/", "/indexnow/"), ("//evil.example/", "/admin"), ("/\\evil.example/", "/admin"),
-     ("https://evil.example/", "/admin"), ("", "/admin")],
+     ("https://evil.example/", "/admin"), ("", "/admin"), ("/\t/evil.example", "/admin"),
+     ("/\n/evil.example", "/admin"), ("/\r\n/evil.example", "/admin"), (" //evil.example", "/admin"),
+     ("/\x7f/evil.example", "/admin"), ("/admin?tab=1", "/admin?tab=1")],
 )
 def test_login_returns_only_to_a_page_of_this_site(tmp_path: Any, next_url: str, landing: str) -> None:
     app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
     answer = app.test_client().post("/login", query_string={"next": next_url}, data={"password": "demo"})
     assert answer.status_code == 302 and answer.headers["Location"] == landing
+
+
+def test_login_refuses_a_tab_spelled_in_the_raw_query(tmp_path: Any) -> None:
+    """``next=/%09/evil.example``: browsers drop the tab and go to //evil.example."""
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'demo.sqlite'}"})
+    answer = app.test_client().post("/login?next=/%09/evil.example", data={"password": "demo"})
+    assert answer.status_code == 302 and answer.headers["Location"] == "/admin"
 
 
 def _wait_for(probe: Any, seconds: float = 10) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..missing import is_missing_table
 from ..state import IndexNowState, get_state, logger
 from .intervals import parse_interval
 from .schedules import OverlapPolicy
@@ -74,7 +75,9 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
             return
     try:
         create_missing(state)
-    except Exception:
+    except Exception as exc:
+        if is_missing_table(exc):  # the caller's next query meets it too and reports it, in one line
+            return
         logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
         return
     with _ensured_lock:

@@ -28,6 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..missing import is_missing_table, tables_missing_error
 from ..state import IndexNowState
 from ..worker import PassResult, process_queue
 from . import jobs, scheduler
@@ -108,6 +109,8 @@ class Worker:
                 result.jobs = jobs.run_due(self.state, self.queues, should_stop=lambda: self.stop_requested)
             self._errors_in_a_row = 0
         except sa.exc.DBAPIError as exc:
+            if is_missing_table(exc):  # no reconnecting will create them: stop with the one line
+                raise tables_missing_error(self.state.prefix) from None
             result.error = _first_line(exc)
             self._errors_in_a_row += 1
             logger.error("IndexNow worker: database error, reconnecting: %s", result.error)

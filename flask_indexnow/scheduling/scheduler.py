@@ -22,6 +22,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..breaker import CacheUnavailable
+from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import jobs
 from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, remove_schedule, timing_of
@@ -115,9 +117,10 @@ def _fire(state: IndexNowState, row: Any, now: datetime) -> int:
 def beat(state: IndexNowState) -> None:
     """Record in the cache that schedules were just evaluated."""
     try:
-        state.cache.set(state.cache_key(_HEARTBEAT), clock.utcnow().timestamp(), timeout=int(ACTIVE_WINDOW * 2))
-    except Exception:
-        logger.warning("IndexNow: could not write the scheduler heartbeat to the cache", exc_info=True)
+        state.guarded_cache.set(state.cache_key(_HEARTBEAT), clock.utcnow().timestamp(),
+                                timeout=int(ACTIVE_WINDOW * 2))
+    except CacheUnavailable:
+        pass  # the breaker has logged it
 
 
 def scheduler_active(state: IndexNowState) -> bool:
@@ -129,16 +132,20 @@ def scheduler_active(state: IndexNowState) -> bool:
     """
     now = clock.utcnow()
     try:
-        stamp = state.cache.get(state.cache_key(_HEARTBEAT))
+        stamp = state.guarded_cache.get(state.cache_key(_HEARTBEAT))
         if stamp is not None and now.timestamp() - float(stamp) <= ACTIVE_WINDOW:
             return True
-    except Exception:
+    except CacheUnavailable:
+        pass  # the breaker has logged it; the schedules table answers
+    except (TypeError, ValueError):
         logger.warning("IndexNow: could not read the scheduler heartbeat", exc_info=True)
     table = state.models.Schedule.__table__
     try:
         with state.engine().connect() as connection:
             latest = connection.execute(sa.select(sa.func.max(table.c.last_run))).scalar()
-    except Exception:
+    except Exception as exc:
+        if is_missing_table(exc):  # the caller reports it, in one line
+            return False
         logger.warning("IndexNow: could not read the schedules", exc_info=True)
         return False
     return latest is not None and clock.as_utc(latest) >= now - timedelta(seconds=ACTIVE_WINDOW)

@@ -21,7 +21,16 @@ from typing import IO, Any
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from defusedxml.ElementTree import DefusedXMLParser, ParseError
 
-from .limits import MAX_SITEMAP_BYTES, READ_SIZE, SITEMAP_NS, SitemapError, too_big
+from .limits import (
+    MAX_SITEMAP_BYTES,
+    MAX_XML_DEPTH,
+    MAX_XML_NAMES,
+    MAX_XML_RUN,
+    READ_SIZE,
+    SITEMAP_NS,
+    SitemapError,
+    too_big,
+)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _FIELD_MAX = 4096  # longer <loc>/<lastmod> text is cut; such a URL is rejected anyway
@@ -90,9 +99,23 @@ class _SitemapTarget:
         self._text: list[str] = []
         self._size = 0
         self._values: dict[str, str] = {}
+        self._names: set[str] = set()
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
         self._depth += 1
+        if self._depth > MAX_XML_DEPTH:
+            raise SitemapError(
+                f"{self.label} nests elements more than {MAX_XML_DEPTH} levels deep: refused whole "
+                "(a sitemap needs 3; deep nesting only serves to exhaust memory)"
+            )
+        if tag not in self._names or attrib:
+            self._names.add(tag)
+            self._names.update(attrib)
+            if len(self._names) > MAX_XML_NAMES:
+                raise SitemapError(
+                    f"{self.label} uses more than {MAX_XML_NAMES} different element and attribute names: "
+                    "refused whole (a sitemap uses a few dozen)"
+                )
         namespace, _, local = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
         if self._depth == 1:
             if local not in ("urlset", "sitemapindex"):
@@ -146,9 +169,17 @@ def parse_document(chunks: Iterator[bytes], label: str) -> Iterator[tuple[str, s
     doctype: list[str] = []
     parser.parser.StartDoctypeDeclHandler = lambda name, *rest: doctype.append(name)
     parser.parser.EndDoctypeDeclHandler = lambda: _doctype_refused(doctype[0] if doctype else None)
+    fed = 0
     try:
         for chunk in chunks:
             parser.feed(chunk)
+            fed += len(chunk)
+            # What expat holds unparsed is one token it has not seen the end of yet (a tag with its
+            # attributes, a comment, a name): it is buffered whole, so a giant one is refused here.
+            if fed - parser.parser.CurrentByteIndex > MAX_XML_RUN:
+                raise SitemapError(
+                    f"{label} has a tag, comment or name longer than {MAX_XML_RUN // 1024} KB: refused whole"
+                )
             if target.entries:
                 kind = target.kind or "urlset"
                 for loc, lastmod in target.entries:

@@ -18,8 +18,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..queue import ACTIONS
-from ..stats import HISTORY_STATUSES
 from ..state import IndexNowState
+from ..stats import HISTORY_STATUSES
 
 PER_PAGE_DEFAULT = 50
 PER_PAGE_MAX = 200

@@ -10,7 +10,7 @@ from flask import Flask
 
 from flask_indexnow import IndexNow
 
-from ..conftest import rows
+from ..conftest import RUN_PREFIX, rows
 
 
 def run(app: Flask, *args: str):
@@ -94,7 +94,7 @@ def test_retry_failed(app: Flask) -> None:
 
 
 def test_init_db_creates_the_tables_once(make_app) -> None:
-    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="initdb_")
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}initdb_")
     first = run(app, "init-db")
     assert first.exit_code == 0, first.output
     assert "initdb_indexnow_queue" in first.output
@@ -106,7 +106,7 @@ def test_init_db_creates_the_tables_once(make_app) -> None:
 
 
 def test_missing_tables_is_a_clear_error(make_app) -> None:
-    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="absent_")
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}absent_")
     result = run(app, "status")
     assert result.exit_code == 1
     assert "init-db" in result.output and "Traceback" not in result.output
@@ -122,10 +122,3 @@ def test_key_generate() -> None:
     keys = {run(app, "key", "generate").stdout.strip() for _ in range(3)}
     assert len(keys) == 3
     assert all(re.fullmatch(r"[0-9a-f]{32}", key) for key in keys)
-
-
-def test_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    names = {ep.name: ep.value for ep in entry_points(group="flask.commands")}
-    assert names.get("indexnow") == "flask_indexnow.cli:indexnow_group"

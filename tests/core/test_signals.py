@@ -10,7 +10,7 @@ from flask import Flask
 
 from flask_indexnow import IndexNow, signals
 
-from ..conftest import rows
+from ..conftest import RUN_PREFIX, rows
 
 
 def only_row(app: Flask):
@@ -158,7 +158,7 @@ def test_disabled_ignores_events(make_app) -> None:
 
 def test_each_app_gets_its_own_events(make_app) -> None:
     one = make_app()
-    two = make_app(INDEXNOW_TABLE_PREFIX="second_")
+    two = make_app(INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}second_")
     signals.resource_saved.send(one, url="https://example.com/one")
     signals.resource_saved.send(two, url="https://example.com/two")
     assert [r.url for r in rows(one)] == ["https://example.com/one"]

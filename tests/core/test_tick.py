@@ -16,7 +16,7 @@ from flask_indexnow import IndexNow
 from flask_indexnow.lock import CacheLock
 from flask_indexnow.tick import LOCK_NAME
 
-from ..conftest import rows
+from ..conftest import RUN_PREFIX, rows
 from ..endpoint_server import Reply
 from ..live_server import serve
 
@@ -178,7 +178,7 @@ def test_lock_of_a_crashed_process_expires_even_if_add_ignores_ttl(make_app, end
 
 
 def test_redis_lock_is_shared_between_processes(make_app, endpoint, redis_url) -> None:
-    config = dict(INDEXNOW_CACHE_TYPE="RedisCache", INDEXNOW_CACHE_REDIS_URL=redis_url)
+    config = {"INDEXNOW_CACHE_TYPE": "RedisCache", "INDEXNOW_CACHE_REDIS_URL": redis_url}
     one = make_app(**config)
     two = make_app(**config, INDEXNOW_CACHE_KEY_PREFIX=one.config["INDEXNOW_CACHE_KEY_PREFIX"])
     with one.app_context():
@@ -205,7 +205,7 @@ def test_queue_disabled_schedules_no_tick_but_tick_runs_by_hand(make_app, endpoi
 
 
 def test_a_failing_tick_never_reaches_the_visitor(make_app, caplog) -> None:
-    app = with_page(make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="missing_"))
+    app = with_page(make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}missing_"))
     with caplog.at_level(logging.ERROR, logger="flask_indexnow"), serve(app) as base:
         assert requests.get(base + "/", timeout=10).text == "hello"
         assert requests.get(base + "/", timeout=10).status_code == 200

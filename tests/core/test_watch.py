@@ -214,7 +214,7 @@ def test_a_broken_queue_never_breaks_the_save(make_app, caplog) -> None:
 
     ext = IndexNow()
     ext.watch(Post, url=lambda p: f"https://example.com/{p.slug}")
-    app = make_app(db=db, indexnow=ext, create_tables=False, INDEXNOW_TABLE_PREFIX="absent_")
+    app = make_app(db=db, indexnow=ext, create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}absent_")
     with app.app_context():
         Post.__table__.create(db.engine, checkfirst=True)
         try:

@@ -65,13 +65,14 @@ def test_retry_after_sets_when_the_row_is_due(make_app, endpoint, clock, status,
 
 
 @pytest.mark.parametrize("status", [500, 502])
-def test_retry_after_counts_only_on_429_and_503(make_app, endpoint, clock, status):
+def test_retry_after_counts_on_every_5xx(make_app, endpoint, clock, status):
+    # Issue 9.7: any 5xx with Retry-After is honoured (and pauses the endpoint, see test_5xx_pause.py).
     endpoint.default = Reply(status, headers={"Retry-After": "900"})
     app = make_app(INDEXNOW_RETRY_DELAY=DELAY)
     with app.app_context():
         ext(app).enqueue(URL)
         ext(app).process_queue()
-    assert _due_after(app, clock) == DELAY
+    assert _due_after(app, clock) == 900
 
 
 def test_parse_retry_after_forms(clock):
@@ -120,8 +121,8 @@ def test_a_429_without_retry_after_pauses_for_the_retry_delay(make_app, endpoint
         assert ext(app).process_queue().succeeded == 2
 
 
-def test_a_503_does_not_pause_other_rows(make_app, endpoint, clock):
-    endpoint.script(Reply(503, headers={"Retry-After": "600"}))
+def test_a_503_without_retry_after_does_not_pause_other_rows(make_app, endpoint, clock):
+    endpoint.script(Reply(503))
     app = make_app(INDEXNOW_RETRY_DELAY=DELAY)
     with app.app_context():
         ext(app).enqueue("https://example.com/a")

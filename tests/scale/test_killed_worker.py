@@ -30,7 +30,8 @@ def test_a_worker_killed_mid_batch_has_its_batch_resent_and_nothing_else(make_ap
 
     endpoint = CountingEndpoint(decide).start()
     try:
-        app = make_app(INDEXNOW_ENDPOINT=endpoint.url, INDEXNOW_BATCH_SIZE=BATCH, INDEXNOW_STALE_AFTER=STALE)
+        app = make_app(INDEXNOW_ENDPOINT=endpoint.url, INDEXNOW_BATCH_SIZE=BATCH, INDEXNOW_STALE_AFTER=STALE,
+                       INDEXNOW_TIMEOUT=STALE - 1)  # a POST must end before its claim is stale
         urls = [f"https://site{n % 3}.example.com/page/{n}" for n in range(2 * BATCH)]
         with app.app_context():
             ext(app).enqueue_many(urls)

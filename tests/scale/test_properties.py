@@ -62,7 +62,7 @@ def apply_event(app: Any, op: tuple[Any, ...]) -> dict[str, str]:
     if kind == "enqueue_many":
         urls = [URLS[i] for i in index]
         ext(app).enqueue_many(urls, rest[0])
-        return {url: rest[0] for url in urls}
+        return dict.fromkeys(urls, rest[0])
     url = URLS[index]
     if kind == "saved":
         signals.resource_saved.send(app, url=url, published=rest[0])

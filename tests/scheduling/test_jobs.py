@@ -194,7 +194,8 @@ def test_stale_jobs_are_taken_back(make_app, ext: IndexNow, clock: FakeClock) ->
 def test_a_running_job_keeps_its_claim_fresh(make_app, ext: IndexNow, clock: FakeClock) -> None:
     """The lease thread renews claimed_at, so a long job is not taken back as stale."""
     clock.set(START)
-    app = make_app(indexnow=ext, INDEXNOW_STALE_AFTER=1.5)
+    # INDEXNOW_TIMEOUT: a POST must end before its claim is stale.
+    app = make_app(indexnow=ext, INDEXNOW_STALE_AFTER=1.5, INDEXNOW_TIMEOUT=1)
     outcome: dict[str, Any] = {}
 
     @ext.job("long")

@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from ..conftest import rows
+from ..conftest import RUN_PREFIX, rows
 from ..file_server import File
 from .helpers import BILLION_LAUGHS, DTD_ONLY, urlset
 
@@ -101,5 +101,5 @@ def test_bad_since(make_app, tmp_path):
 def test_missing_tables(make_app, tmp_path):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(urlset("https://example.com/a"))
-    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="nosuch_")
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}nosuch_")
     assert_one_line_error(invoke(app, str(path)), "run `flask indexnow init-db`")

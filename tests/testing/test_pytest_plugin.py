@@ -12,7 +12,7 @@ import flask_indexnow.testing.pytest_plugin as plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path(__file__).parent / "example"
-DOC = ROOT / "docs" / "notes" / "wp8.md"
+DOC = ROOT / "docs" / "testing.md"
 #: name in the site's project → file here (named so this project's own run does not collect them)
 SITE_FILES = {"blog.py": "blog.py", "conftest.py": "conftest_example.py", "test_articles.py": "articles_checks.py"}
 

@@ -20,7 +20,9 @@ from ..live_server import LiveServer
 from .browser import ARTIFACTS, StaticPage, chromium
 from .conftest import PREFIX, allow, extension, history_row, insert, queue_row
 
-pytestmark = pytest.mark.browser
+#: What a browser shows does not depend on the database: SQLite only (the page's
+#: queries and buttons run on all three in test_status_page.py and test_status_actions.py).
+pytestmark = [pytest.mark.browser, pytest.mark.parametrize("backend", ["sqlite"])]
 WAIT = 20  # seconds an expected page may take to appear; a pass ends far sooner
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from ..conftest import RUN_PREFIX
 from .conftest import PREFIX, extension, history_row, insert, queue_row
 
 
@@ -333,7 +334,7 @@ def test_empty_database_page(status_app):
 def test_missing_tables_give_a_clear_page(make_app):
     from .conftest import allow
 
-    app = allow(make_app(create_tables=False, INDEXNOW_TABLE_PREFIX="missing_tables_"))
+    app = allow(make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}missing_tables_"))
     response = app.test_client().get(PREFIX + "/")
     assert response.status_code == 503
     assert b"flask indexnow init-db" in response.data

@@ -1,4 +1,5 @@
 from blog import Article, create_app, db
+
 from flask_indexnow.testing import Reply
 
 URL = "https://www.example.com/articles/hello"

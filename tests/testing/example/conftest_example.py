@@ -1,5 +1,4 @@
 import pytest
-
 from blog import create_app, db
 
 
