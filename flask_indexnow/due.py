@@ -64,7 +64,7 @@ def refresh(state: IndexNowState, connection: Any) -> None:
     """Set the cached next-due time from the queue's earliest pending row."""
     queue = state.models.Queue.__table__
     earliest = connection.execute(
-        sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == "pending")
+        sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == sa.literal_column("'pending'"))  # literal: the partial index applies
     ).scalar()
     now = clock.utcnow().timestamp()
     stamp = now + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()

@@ -18,12 +18,13 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import current_app
+from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, due, signals
+from . import clock, due, setsql, signals
 from .errors import InvalidURLError
 from .models import url_hash
 from .state import IndexNowState, logger
-from .sqlutil import chunks, upsert
+from .sqlutil import chunks, dialect_name, upsert
 from .urls import check_url
 
 ACTIONS = ("update", "delete")
@@ -87,6 +88,15 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         batch = _apply_ledger(state, executor, batch)
     table = state.models.Queue.__table__
     now = clock.utcnow()
+    connection = _connection_of(state, executor)
+    if dialect_name(connection) in setsql.SUPPORTED:
+        values = sorted(
+            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint) for e in batch),
+            key=_lock_order,  # one lock order: no deadlocks
+        )
+        for part in chunks(values, CHUNK):
+            setsql.upsert_queue(connection, table, part, now)
+        return batch
     rows = sorted(
         (
             {
@@ -112,6 +122,17 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     for chunk in chunks(rows, CHUNK):
         upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
     return batch
+
+
+def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
+    return values[0], values[2]
+
+
+def _connection_of(state: IndexNowState, executor: Any) -> Any:
+    """The Connection of ``executor``: a Session's own, inside its transaction (or savepoint)."""
+    if isinstance(executor, (Session, scoped_session)):
+        return executor.connection(bind_arguments={"mapper": state.models.Queue})
+    return executor
 
 
 _RESET_COLUMNS = (

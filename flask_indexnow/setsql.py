@@ -1,0 +1,234 @@
+"""Set-based statements on the driver: the queue upsert and the end of a delivered batch.
+
+These two statements are the hot paths of the extension (every enqueued URL
+goes through the first, every delivered one through the second). Through
+SQLAlchemy's per-row write path (a dict and the bind processing of four
+datetime columns per row, then the driver's executemany) they cost several
+times what the database itself spends; here each is one statement per chunk
+or per batch, its SQL text built once per table and dialect, with the values
+already in the driver's own form.
+
+Everything runs on a :class:`~sqlalchemy.engine.Connection` the caller owns,
+so the caller's transaction (or savepoint) is the one written in.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from .clock import as_utc
+from .sqlutil import dialect_name
+
+#: The dialects with a set-based path; others use the portable SQLAlchemy one.
+SUPPORTED = ("postgresql", "sqlite", "mysql")
+
+#: One queue row to write: host, url, url_hash, action, available_at, fingerprint.
+QueueValues = tuple[str, str, str, str, datetime, "str | None"]
+
+
+def driver_time(dialect: str, value: datetime) -> Any:
+    """``value`` as the driver stores it in a ``UTCDateTime`` column.
+
+    SQLite keeps SQLAlchemy's text format (always six fraction digits, so text
+    order is time order); the other drivers take a naive UTC datetime.
+    """
+    naive = as_utc(value).replace(tzinfo=None)
+    if dialect == "sqlite":
+        return naive.isoformat(sep=" ", timespec="microseconds")
+    return naive
+
+
+# -- the queue upsert ---------------------------------------------------------------------------
+
+_INSERT_COLUMNS = (
+    "host, url, url_hash, action, status, attempts, available_at, claimed_at, claim_token, "
+    "fingerprint, last_error, last_http_status, created_at, updated_at"
+)
+
+
+def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], now: datetime) -> None:
+    """Insert ``rows`` as fresh ``pending`` rows, or reset the rows they collide with (host, url_hash).
+
+    The reset is the one of :func:`flask_indexnow.queue.write_entries` with
+    one exception (issue 9 §7): a row that waits for a retry (``pending``
+    with attempts spent) keeps its wait and its attempts, so a new event
+    neither makes it due before the retry time nor lets a URL that keeps
+    changing escape INDEXNOW_MAX_ATTEMPTS. Only a ``failed`` row starts
+    again from zero attempts. ``rows`` must not repeat a (host, url_hash).
+    """
+    if not rows:
+        return
+    dialect = dialect_name(connection)
+    stamp = driver_time(dialect, now)
+    sql = _upsert_sql(connection.dialect, table, dialect, len(rows))
+    params: list[Any]
+    if dialect == "postgresql":
+        columns: list[list[Any]] = [[], [], [], [], [], []]
+        for host, url, digest, action, available_at, fingerprint in rows:
+            columns[0].append(host)
+            columns[1].append(url)
+            columns[2].append(digest)
+            columns[3].append(action)
+            columns[4].append(as_utc(available_at).replace(tzinfo=None))
+            columns[5].append(fingerprint)
+        params = [stamp, stamp, *columns]
+    elif dialect == "sqlite":
+        params = [stamp, stamp]
+        for host, url, digest, action, available_at, fingerprint in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint)
+    else:
+        params = []
+        for host, url, digest, action, available_at, fingerprint in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint, stamp, stamp)
+    connection.exec_driver_sql(sql, tuple(params))
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int) -> str:
+    """The upsert of ``count`` rows into ``table``, in the driver's parameter style."""
+    prep = sa_dialect.identifier_preparer
+    q = prep.format_table(table)
+    p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
+    # A row that waits for a retry keeps its wait and its attempts; a failed one starts over.
+    retry_wait = f"{q}.status = 'pending' AND {q}.attempts > 0"
+    if dialect == "mysql":
+        # ON DUPLICATE KEY UPDATE assigns left to right and later terms see
+        # earlier results: everything that reads the old status comes first.
+        row = f"({p}, {p}, {p}, {p}, 'pending', 0, {p}, NULL, NULL, {p}, NULL, NULL, {p}, {p})"
+        return (
+            f"INSERT INTO {q} ({_INSERT_COLUMNS}) VALUES {', '.join([row] * count)} "
+            "ON DUPLICATE KEY UPDATE "
+            f"available_at = IF({retry_wait} AND {q}.available_at > VALUES(available_at), "
+            f"{q}.available_at, VALUES(available_at)), "
+            f"attempts = IF({q}.status = 'failed', 0, {q}.attempts), "
+            f"last_error = IF({q}.status = 'failed', NULL, {q}.last_error), "
+            f"last_http_status = IF({q}.status = 'failed', NULL, {q}.last_http_status), "
+            "action = VALUES(action), claimed_at = NULL, claim_token = NULL, "
+            "fingerprint = VALUES(fingerprint), updated_at = VALUES(updated_at), status = 'pending'"
+        )
+    if dialect == "postgresql":
+        source = (
+            f"SELECT v.h, v.u, v.x, v.a, 'pending', 0, v.t, NULL, NULL, v.f, NULL, NULL, "
+            f"{p}::timestamp, {p}::timestamp "
+            f"FROM unnest({p}::text[], {p}::text[], {p}::text[], {p}::text[], {p}::timestamp[], {p}::text[]) "
+            "AS v(h, u, x, a, t, f)"
+        )
+    else:
+        values = ", ".join([f"({p}, {p}, {p}, {p}, {p}, {p})"] * count)
+        # "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT.
+        source = (
+            "SELECT column1, column2, column3, column4, 'pending', 0, column5, NULL, NULL, column6, "
+            f"NULL, NULL, {p}, {p} FROM (VALUES {values}) WHERE true"
+        )
+    return (
+        f"INSERT INTO {q} ({_INSERT_COLUMNS}) {source} "
+        "ON CONFLICT (url_hash, host) DO UPDATE SET "
+        f"available_at = CASE WHEN {retry_wait} AND {q}.available_at > excluded.available_at "
+        f"THEN {q}.available_at ELSE excluded.available_at END, "
+        f"attempts = CASE WHEN {q}.status = 'failed' THEN 0 ELSE {q}.attempts END, "
+        f"last_error = CASE WHEN {q}.status = 'failed' THEN NULL ELSE {q}.last_error END, "
+        f"last_http_status = CASE WHEN {q}.status = 'failed' THEN NULL ELSE {q}.last_http_status END, "
+        "action = excluded.action, claimed_at = NULL, claim_token = NULL, "
+        "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, status = 'pending'"
+    )
+
+
+# -- the end of a delivered batch -----------------------------------------------------------------
+#
+# A batch is the rows of one host in one claim whose ids lie between its first
+# and its last: the pass sorts its claimed rows by id and cuts each host's rows
+# into contiguous slices (chunks, and the halves of a refused batch), so
+# (claim_token, host, id range) selects exactly the batch, served by the
+# claimed-rows index. A row whose claim was taken meanwhile (a newer event,
+# or a stale sweep and another pass) no longer carries the token: it is left
+# alone.
+
+_HISTORY_COLUMNS = "host, url, action, status, http_status, error, attempts, created_at"
+_BATCH = "claim_token = :token AND host = :host AND id BETWEEN :lo AND :hi"
+
+
+def finish_batch(
+    connection: Any,
+    queue: sa.Table,
+    history: sa.Table,
+    params: dict[str, Any],
+    *,
+    success: bool,
+    expected: int,
+) -> set[int] | None:
+    """Delete (``success``) or retry/fail the batch's rows and write their history, set-based.
+
+    ``params``: ``token``, ``host``, ``lo``, ``hi``, ``now``, ``http``,
+    ``error`` and, for a success, ``status`` (the history status); for a
+    failure, ``limit`` (a row whose attempts reach it fails for good: 0 fails
+    every row) and ``retry_at``. Times are converted here. Returns None when
+    every one of the ``expected`` rows was still ours, else the ids that were.
+    """
+    dialect = dialect_name(connection)
+    values = dict(params)
+    for name in ("now", "retry_at"):
+        if values.get(name) is not None:
+            values[name] = driver_time(dialect, values[name])
+    statements = _finish_sql(queue, history, dialect, success)
+    if dialect == "postgresql":
+        owned = set(connection.execute(statements[0], values).scalars())
+        return None if len(owned) == expected else owned
+    copied, change = statements
+    count = connection.execute(copied, values).rowcount
+    owned_ids: set[int] | None = None
+    if count != expected:  # rows are locked (MySQL) or the writer is us (SQLite): this read is exact
+        owned_ids = set(connection.execute(_owned_sql(queue), values).scalars())
+    connection.execute(change, values)
+    return owned_ids
+
+
+@functools.lru_cache(maxsize=64)
+def _owned_sql(queue: sa.Table) -> sa.TextClause:
+    return sa.text(f"SELECT id FROM {queue.name} WHERE {_BATCH}")
+
+
+@functools.lru_cache(maxsize=64)
+def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool) -> tuple[sa.TextClause, ...]:
+    q, h = queue.name, history.name
+
+    def cast(name: str, sql_type: str) -> str:
+        # PostgreSQL cannot infer a parameter's type in a SELECT list; the others need no cast.
+        return f"CAST(:{name} AS {sql_type})" if dialect == "postgresql" else f":{name}"
+
+    http, error, now = cast("http", "INTEGER"), cast("error", "VARCHAR(1000)"), cast("now", "TIMESTAMP")
+    if success:
+        history_status = cast("status", "VARCHAR(12)")
+    else:
+        history_status = "CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'retry' END"
+    # Every term reads the old row (MySQL assigns left to right: attempts last).
+    retry_update = (
+        f"UPDATE {q} SET available_at = CASE WHEN attempts + 1 >= :limit THEN available_at "
+        f"ELSE {cast('retry_at', 'TIMESTAMP')} END, "
+        "status = CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'pending' END, "
+        f"claimed_at = NULL, claim_token = NULL, last_error = {error}, last_http_status = {http}, "
+        f"updated_at = {now}, attempts = attempts + 1 WHERE {_BATCH}"
+    )
+    if dialect == "postgresql":
+        # One statement: the changed rows come back from the DELETE/UPDATE and feed the history.
+        if success:
+            change, returned, copied = f"DELETE FROM {q} WHERE {_BATCH}", "", "attempts + 1"
+        else:
+            change, returned, copied = retry_update, ", status", "attempts"
+            history_status = "CASE WHEN status = 'failed' THEN 'failed' ELSE 'retry' END"
+        return (sa.text(
+            f"WITH d AS ({change} RETURNING id, host, url, action, attempts{returned}), "
+            f"i AS (INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, "
+            f"{http}, {error}, {copied}, {now} FROM d) "
+            "SELECT id FROM d"
+        ),)
+    lock = " FOR UPDATE" if dialect == "mysql" else ""
+    copy = sa.text(
+        f"INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, {http}, {error}, "
+        f"attempts + 1, {now} FROM {q} WHERE {_BATCH}{lock}"
+    )
+    return copy, sa.text(f"DELETE FROM {q} WHERE {_BATCH}" if success else retry_update)
