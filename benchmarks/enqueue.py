@@ -21,9 +21,9 @@ def _urls(tag: str, count: int) -> list[str]:
 def _bare_rows(site: Site, urls: list[str]) -> tuple[str, list[tuple[Any, ...]]]:
     """The INSERT and the rows a plain executemany writes (prepared before the clock starts)."""
     dialect = site.engine().dialect.name
-    p = "%s" if dialect == "postgresql" else "?"
+    p = "?" if dialect == "sqlite" else "%s"
     now = utcnow().replace(tzinfo=None)
-    stamp: Any = now if dialect == "postgresql" else now.isoformat(sep=" ")
+    stamp: Any = now.isoformat(sep=" ") if dialect == "sqlite" else now
     rows = [
         (url.split("/")[2], url, hashlib.sha256(url.encode()).hexdigest(), "update", "pending", 0, stamp, stamp, stamp)
         for url in urls

@@ -65,19 +65,14 @@ def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], 
         return
     dialect = dialect_name(connection)
     stamp = driver_time(dialect, now)
-    sql = _upsert_sql(connection.dialect, table, dialect, len(rows))
     params: list[Any]
     if dialect == "postgresql":
-        columns: list[list[Any]] = [[], [], [], [], [], []]
-        for host, url, digest, action, available_at, fingerprint in rows:
-            columns[0].append(host)
-            columns[1].append(url)
-            columns[2].append(digest)
-            columns[3].append(action)
-            columns[4].append(as_utc(available_at).replace(tzinfo=None))
-            columns[5].append(fingerprint)
+        columns, joined = _pg_columns(rows)
         params = [stamp, stamp, *columns]
-    elif dialect == "sqlite":
+        connection.exec_driver_sql(_upsert_sql(connection.dialect, table, dialect, 0, joined), tuple(params))
+        return
+    sql = _upsert_sql(connection.dialect, table, dialect, len(rows))
+    if dialect == "sqlite":
         params = [stamp, stamp]
         for host, url, digest, action, available_at, fingerprint in rows:
             params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint)
@@ -88,9 +83,37 @@ def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], 
     connection.exec_driver_sql(sql, tuple(params))
 
 
+#: Joins a column's values into one text parameter for PostgreSQL (split there by
+#: ``string_to_array``): one string per column instead of an array the driver
+#: builds element by element. A value that holds it goes as a real array.
+_SEP = "\x1f"
+
+
+def _pg_columns(rows: Sequence[QueueValues]) -> tuple[list[Any], tuple[bool, ...]]:
+    """The six columns of ``rows`` as PostgreSQL parameters, and which are joined text (see :data:`_SEP`)."""
+    hosts, urls, digests, actions, times, fingerprints = zip(*rows)
+    stamps: dict[datetime, str] = {}
+    texts = []
+    for when in times:  # nearly always one value for the whole chunk
+        text = stamps.get(when)
+        if text is None:
+            text = stamps[when] = as_utc(when).replace(tzinfo=None).isoformat(sep=" ")
+        texts.append(text)
+    columns: list[Any] = []
+    for values in (hosts, urls, digests, actions, texts):
+        joined = _SEP.join(values)
+        columns.append(joined if joined.count(_SEP) == len(values) - 1 else list(values))
+    columns.append([] if not any(fingerprints) else list(fingerprints))  # unnest pads a short array with NULL
+    return columns, tuple(isinstance(value, str) for value in columns[:5])
+
+
 @functools.lru_cache(maxsize=64)
-def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int) -> str:
-    """The upsert of ``count`` rows into ``table``, in the driver's parameter style."""
+def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, joined: tuple[bool, ...] = ()) -> str:
+    """The upsert of ``count`` rows into ``table``, in the driver's parameter style.
+
+    PostgreSQL takes one parameter per column, whatever the count: ``joined``
+    says which of the first five are joined text rather than arrays.
+    """
     prep = sa_dialect.identifier_preparer
     q = prep.format_table(table)
     p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
@@ -112,11 +135,13 @@ def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int) -> s
             "fingerprint = VALUES(fingerprint), updated_at = VALUES(updated_at), status = 'pending'"
         )
     if dialect == "postgresql":
+        arrays = ", ".join(
+            f"string_to_array({p}, E'\\x1f')" if text else f"{p}::text[]" for text in joined
+        )
         source = (
-            f"SELECT v.h, v.u, v.x, v.a, 'pending', 0, v.t, NULL, NULL, v.f, NULL, NULL, "
+            f"SELECT v.h, v.u, v.x, v.a, 'pending', 0, v.t::timestamp, NULL, NULL, v.f, NULL, NULL, "
             f"{p}::timestamp, {p}::timestamp "
-            f"FROM unnest({p}::text[], {p}::text[], {p}::text[], {p}::text[], {p}::timestamp[], {p}::text[]) "
-            "AS v(h, u, x, a, t, f)"
+            f"FROM unnest({arrays}, {p}::text[]) AS v(h, u, x, a, t, f)"
         )
     else:
         values = ", ".join([f"({p}, {p}, {p}, {p}, {p}, {p})"] * count)
