@@ -11,6 +11,8 @@ from .harness import Figure, backend_name, ms, side_by_side
 from .site import Site, build, utcnow
 
 HOSTS = 20
+#: Figure 5a's goal per backend (issue 11): the ratio to a plain executemany.
+BULK_GOALS = {"sqlite": 1.15, "postgresql": 1.1, "mysql": 1.5}
 _COLUMNS = "host, url, url_hash, action, status, attempts, available_at, created_at, updated_at"
 
 
@@ -66,8 +68,9 @@ def bulk(number: int, database_url: str, count: int, rounds: int) -> Figure:
     mine, bare = side_by_side(ours, floor, rounds)
     ratio = mine / bare
     name = backend_name(database_url)
+    goal = BULK_GOALS.get(name, 1.5)
     return Figure(number, f"bulk enqueue_many of {count:,} URLs vs executemany INSERT ({name})",
-                  ms(mine), ms(bare), ratio, "<= 2.0", ratio <= 2.0,
+                  ms(mine), ms(bare), ratio, f"<= {goal}", ratio <= goal,
                   f"bulk enqueue ({name}): ours validates and normalises each URL, hashes it and upserts "
                   "(last event wins); the floor inserts rows prepared beforehand.")
 
@@ -108,4 +111,4 @@ def single(number: int, database_url: str, count: int, rounds: int) -> Figure:
     ratio = mine / bare
     name = backend_name(database_url)
     return Figure(number, f"single enqueue() vs one-row INSERT + COMMIT ({name})", ms(mine), ms(bare), ratio,
-                  "<= 1.5", ratio <= 1.5)
+                  "<= 1.4", ratio <= 1.4)

@@ -2,11 +2,14 @@
 
 Rows are written with one set-based upsert per chunk, on the database's own
 "insert or update" (``ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
-KEY`` on MySQL/MariaDB), keyed by (host, url_hash). A new event always resets
-its row to a fresh ``pending`` one: this is how the last event wins, how a
-failed row is replaced, and how an event that arrives while its row is being
-delivered survives: the row loses its claim token, so the delivery under way
-neither deletes nor fails it.
+KEY`` on MySQL/MariaDB), keyed by (host, url_hash), run on the driver (see
+setsql.py). A new event resets its row to a ``pending`` one: this is how the
+last event wins, how a failed row is replaced, and how an event that arrives
+while its row is being delivered survives: the row loses its claim token, so
+the delivery under way neither deletes nor fails it. A row that waits for a
+retry keeps its wait and its attempts (issue 9 §7): saving a page again does
+not hammer a failing endpoint, and a page that keeps changing still fails
+after INDEXNOW_MAX_ATTEMPTS.
 """
 
 from __future__ import annotations

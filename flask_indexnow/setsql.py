@@ -182,17 +182,18 @@ def finish_batch(
     queue: sa.Table,
     history: sa.Table,
     params: dict[str, Any],
+    rows: Sequence[Any],
     *,
     success: bool,
-    expected: int,
 ) -> set[int] | None:
-    """Delete (``success``) or retry/fail the batch's rows and write their history, set-based.
+    """Delete (``success``) or retry/fail the batch's ``rows`` and write their history, set-based.
 
     ``params``: ``token``, ``host``, ``lo``, ``hi``, ``now``, ``http``,
     ``error`` and, for a success, ``status`` (the history status); for a
     failure, ``limit`` (a row whose attempts reach it fails for good: 0 fails
-    every row) and ``retry_at``. Times are converted here. Returns None when
-    every one of the ``expected`` rows was still ours, else the ids that were.
+    every row) and ``retry_at``. Times are converted here. Every row of
+    ``rows`` gets its history row, owned or not (the POST did happen).
+    Returns None when every row was still ours, else the ids that were.
     """
     dialect = dialect_name(connection)
     values = dict(params)
@@ -200,16 +201,53 @@ def finish_batch(
         if values.get(name) is not None:
             values[name] = driver_time(dialect, values[name])
     statements = _finish_sql(queue, history, dialect, success)
+    owned: set[int] | None
+    if dialect == "mysql":
+        # No INSERT … SELECT here: it holds the table's AUTO-INC lock while it
+        # locks the rows it reads, and concurrent batch ends then fail with
+        # error 1467. Lock the batch, change it, then write its history from
+        # what the pass already holds.
+        lock, change = statements
+        owned = set(connection.execute(lock, values).scalars())
+        connection.execute(change, values)
+        insert_history(connection, history, rows, values)
+        return None if len(owned) == len(rows) else owned
     if dialect == "postgresql":
         owned = set(connection.execute(statements[0], values).scalars())
-        return None if len(owned) == expected else owned
-    copied, change = statements
-    count = connection.execute(copied, values).rowcount
-    owned_ids: set[int] | None = None
-    if count != expected:  # rows are locked (MySQL) or the writer is us (SQLite): this read is exact
-        owned_ids = set(connection.execute(_owned_sql(queue), values).scalars())
-    connection.execute(change, values)
-    return owned_ids
+        owned = None if len(owned) == len(rows) else owned
+    else:
+        copied, change = statements
+        owned = None
+        if connection.execute(copied, values).rowcount != len(rows):
+            # SQLite: this transaction is the only writer, so this read is exact.
+            owned = set(connection.execute(_owned_sql(queue), values).scalars())
+        connection.execute(change, values)
+    if owned is not None:  # rows whose claim was taken meanwhile: their attempt is history too
+        insert_history(connection, history, [row for row in rows if row.id not in owned], values)
+    return owned
+
+
+def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], values: dict[str, Any]) -> None:
+    """One history row per claimed row, as the attempt went, in multi-row INSERTs.
+
+    ``values`` as in :func:`finish_batch`, times already converted.
+    """
+    if not rows:
+        return
+    limit = values.get("limit")
+    common = (values["http"], values["error"])
+    p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    for start in range(0, len(rows), 500):
+        part = rows[start:start + 500]
+        params: list[Any] = []
+        for row in part:
+            attempts = row.attempts + 1
+            status = values["status"] if limit is None else ("failed" if attempts >= limit else "retry")
+            params += (row.host, row.url, row.action, status, *common, attempts, values["now"])
+        placeholders = ", ".join([f"({', '.join([p] * 8)})"] * len(part))
+        connection.exec_driver_sql(
+            f"INSERT INTO {history.name} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -251,9 +289,11 @@ def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool)
             f"{http}, {error}, {copied}, {now} FROM d) "
             "SELECT id FROM d"
         ),)
-    lock = " FOR UPDATE" if dialect == "mysql" else ""
-    copy = sa.text(
-        f"INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, {http}, {error}, "
-        f"attempts + 1, {now} FROM {q} WHERE {_BATCH}{lock}"
-    )
+    if dialect == "mysql":
+        copy = sa.text(f"SELECT id FROM {q} WHERE {_BATCH} FOR UPDATE")
+    else:
+        copy = sa.text(
+            f"INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, {http}, {error}, "
+            f"attempts + 1, {now} FROM {q} WHERE {_BATCH}"
+        )
     return copy, sa.text(f"DELETE FROM {q} WHERE {_BATCH}" if success else retry_update)

@@ -430,9 +430,7 @@ def finish(
         # The DELETE/UPDATE locks what it changes, so a concurrent event waits for this
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
-        owned = finish_batch(connection, queue, history, params, success=success, expected=len(rows))
-        if owned is not None:
-            _record_lost(connection, history, rows, owned, params, success)
+        owned = finish_batch(connection, queue, history, params, rows, success=success)
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
@@ -459,34 +457,6 @@ def finish(
             if group:
                 send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
                             status=answer.http_status, error=answer.error, permanent=permanent)
-
-
-def _record_lost(
-    connection: Any,
-    history: sa.Table,
-    rows: Sequence[Claimed],
-    owned: set[int],
-    params: dict[str, Any],
-    success: bool,
-) -> None:
-    """History for the rows of a batch whose claim was taken meanwhile (rare).
-
-    The POST did happen, so the attempt is recorded as it went, like the
-    rows still owned; the rows themselves belong to someone else now.
-    """
-    lost = [row for row in rows if row.id not in owned]
-    if not lost:
-        return
-    connection.execute(sa.insert(history), [
-        {
-            "host": row.host, "url": row.url, "action": row.action,
-            "status": params["status"] if success else (
-                "failed" if row.attempts + 1 >= params["limit"] else "retry"),
-            "http_status": params["http"], "error": params["error"], "attempts": row.attempts + 1,
-            "created_at": params["now"],
-        }
-        for row in lost
-    ])
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
