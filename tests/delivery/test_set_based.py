@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
+from flask_indexnow import setsql
+
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of
 
@@ -125,3 +127,20 @@ def test_the_stale_sweep_runs_only_when_a_claim_can_be_stale(make_app, endpoint,
         with statements(app) as seen:
             ext(app).process_queue()
         assert swept(seen)
+
+
+def test_the_upsert_takes_any_text_whatever_the_database(make_app, clock):
+    """PostgreSQL gets each column joined by a control character: a value holding it still arrives whole."""
+    app = make_app()
+    odd = "https://example.com/a\x1fb"  # never a valid URL; the write path must not depend on that
+    with app.app_context():
+        state = state_of(app)
+        queue = state.models.Queue.__table__
+        with state.engine().begin() as connection:
+            setsql.upsert_queue(connection, queue, [
+                ("example.com", odd, "h1", "update", clock.now, "fp\x1f1"),
+                ("example.com", "https://example.com/c", "h2", "delete", clock.now, None),
+            ], clock.now)
+    assert sorted((r["url"], r["action"], r["fingerprint"]) for r in queue_rows(app)) == [
+        (odd, "update", "fp\x1f1"), ("https://example.com/c", "delete", None),
+    ]
