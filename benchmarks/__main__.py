@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from . import delivery, enqueue, last_seen, processes, web
 from .harness import Figure, machine, table
-from .site import POSTGRES_URL, drop_all
+from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,19 @@ def postgres_available() -> str | None:
         return None
 
 
+def mariadb_available() -> str | None:
+    """The MariaDB/MySQL version, or None when the server does not answer."""
+    try:
+        engine = sa.create_engine(MYSQL_URL)
+        with engine.connect() as connection:
+            text = str(connection.execute(sa.text("SELECT VERSION()")).scalar())
+        engine.dispose()
+        return text
+    except Exception as exc:  # noqa: BLE001
+        print(f"MariaDB not reachable ({str(exc).splitlines()[0]}): its figures are skipped", file=sys.stderr)
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
@@ -80,10 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK if args.quick else Sizes()
     wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 9))
     pg_version = postgres_available()
+    maria_version = mariadb_available()
 
     print("Flask-IndexNow benchmarks" + (" (quick sizes)" if args.quick else ""))
     for name, value in machine() + [
         ("PostgreSQL", pg_version or "not reachable"),
+        ("MariaDB", maria_version or "not reachable"),
         ("SQLite", sqlite3.sqlite_version),
         ("Libraries", ", ".join(f"{p} {version(p)}" for p in ("flask", "sqlalchemy", "psycopg", "requests"))),
     ]:
@@ -96,27 +111,31 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         sqlite_url = f"sqlite:///{work / 'bench.db'}"
         s = sizes
-        plan: list[tuple[int, bool, Callable[[], Figure]]] = [
-            (1, False, lambda: web.request_overhead(work, s.overhead_rounds, s.overhead_requests)),
-            (2, True, lambda: web.save_latency(POSTGRES_URL, s.save_rounds, s.saves)),
-            (3, False, lambda: delivery.delivery(3, sqlite_url, s.delivery_urls, s.delivery_rounds)),
-            (3, True, lambda: delivery.delivery(3, POSTGRES_URL, s.delivery_urls, s.delivery_rounds)),
-            (4, False, lambda: delivery.flat_cost(4, f"sqlite:///{work / 'flat.db'}", s.flat_big, s.flat_small,
+        # The second field names the server a figure needs ("" for none).
+        plan: list[tuple[int, str, Callable[[], Figure]]] = [
+            (1, "", lambda: web.request_overhead(work, s.overhead_rounds, s.overhead_requests)),
+            (2, "pg", lambda: web.save_latency(POSTGRES_URL, s.save_rounds, s.saves)),
+            (3, "", lambda: delivery.delivery(3, sqlite_url, s.delivery_urls, s.delivery_rounds)),
+            (3, "pg", lambda: delivery.delivery(3, POSTGRES_URL, s.delivery_urls, s.delivery_rounds)),
+            (3, "maria", lambda: delivery.delivery(3, MYSQL_URL, s.delivery_urls, s.delivery_rounds)),
+            (4, "", lambda: delivery.flat_cost(4, f"sqlite:///{work / 'flat.db'}", s.flat_big, s.flat_small,
                                                   s.flat_due, s.flat_passes)),
-            (4, True, lambda: delivery.flat_cost(4, POSTGRES_URL, s.flat_big, s.flat_small, s.flat_due,
+            (4, "pg", lambda: delivery.flat_cost(4, POSTGRES_URL, s.flat_big, s.flat_small, s.flat_due,
                                                  s.flat_passes)),
-            (5, True, lambda: enqueue.bulk(5, POSTGRES_URL, s.bulk_urls, s.bulk_rounds)),
-            (5, False, lambda: enqueue.bulk(5, f"sqlite:///{work / 'bulk.db'}", s.bulk_urls, s.bulk_rounds)),
-            (5, True, lambda: enqueue.single(5, POSTGRES_URL, s.single_count, s.single_rounds)),
-            (6, True, lambda: processes.scaling(6, POSTGRES_URL, s.scaling_urls, s.scaling_rounds)),
-            (7, True, lambda: processes.peak_memory(7, POSTGRES_URL, s.memory_urls)),
-            (7, False, lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
-            (8, False, lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
-            (8, True, lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
+            (5, "pg", lambda: enqueue.bulk(5, POSTGRES_URL, s.bulk_urls, s.bulk_rounds)),
+            (5, "", lambda: enqueue.bulk(5, f"sqlite:///{work / 'bulk.db'}", s.bulk_urls, s.bulk_rounds)),
+            (5, "maria", lambda: enqueue.bulk(5, MYSQL_URL, s.bulk_urls, s.bulk_rounds)),
+            (5, "pg", lambda: enqueue.single(5, POSTGRES_URL, s.single_count, s.single_rounds)),
+            (6, "pg", lambda: processes.scaling(6, POSTGRES_URL, s.scaling_urls, s.scaling_rounds)),
+            (7, "pg", lambda: processes.peak_memory(7, POSTGRES_URL, s.memory_urls)),
+            (7, "", lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
+            (8, "", lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
+            (8, "pg", lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
         ]
         try:
-            for number, needs_postgres, run in plan:
-                if number not in wanted or (needs_postgres and pg_version is None):
+            available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}
+            for number, server, run in plan:
+                if number not in wanted or not available[server]:
                     continue
                 figure = run()
                 figures.append(figure)

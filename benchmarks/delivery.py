@@ -12,6 +12,8 @@ from .site import Site, build, fill, floor_drain
 HOSTS = 20
 #: Rows per pass in the delivery figures: a bulk worker's setting (the default is 100).
 BATCH = 1000
+#: Figure 3's goal per backend (issue 11): the ratio to the floor.
+DELIVERY_GOALS = {"sqlite": 1.2, "postgresql": 1.05}
 
 
 def drain(site: Site) -> None:
@@ -49,9 +51,11 @@ def delivery(number: int, database_url: str, urls: int, rounds: int) -> Figure:
     assert received == urls * rounds * 2, "the endpoint did not receive every URL exactly once per run"
     ratio = mine / bare
     name = backend_name(database_url)
+    goal = DELIVERY_GOALS.get(name)  # issue 11; MariaDB is reported
     return Figure(
         number, f"delivery: drain {urls:,} URLs / {HOSTS} hosts ({name})",
-        f"{ms(mine)} ({urls / mine:,.0f}/s)", f"{ms(bare)} ({urls / bare:,.0f}/s)", ratio, "<= 1.3", ratio <= 1.3,
+        f"{ms(mine)} ({urls / mine:,.0f}/s)", f"{ms(bare)} ({urls / bare:,.0f}/s)", ratio,
+        f"<= {goal}" if goal else "reported", ratio <= goal if goal else None,
     )
 
 
@@ -83,5 +87,5 @@ def flat_cost(number: int, database_url: str, big: int, small: int, due: int, pa
     ratio = large / little
     return Figure(
         number, f"flat cost: pass over {due:,} due, {big:,} vs {small:,} waiting ({backend_name(database_url)})",
-        ms(large), ms(little), ratio, "<= 1.2", ratio <= 1.2,
+        ms(large), ms(little), ratio, "<= 1.1", ratio <= 1.1,
     )

@@ -25,6 +25,7 @@ from flask_indexnow.state import IndexNowState
 KEY = "b3nchk3y0f1ndexn0w"
 RUN = uuid.uuid4().hex[:6]
 POSTGRES_URL = os.environ.get("INDEXNOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("INDEXNOW_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 _made: list[tuple[Any, list[sa.Table], Flask]] = []
 _count = 0
 
@@ -145,19 +146,31 @@ def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting:
         source = "FROM s"
         hash_ = ":tag || printf('%060d', g)"
         text = "g"
+    elif dialect in ("mysql", "mariadb"):
+        source = "FROM s"
+        hash_ = "CONCAT(:tag, LPAD(g, 60, '0'))"
+        text = "g"
     else:
-        raise ValueError(f"fill() supports PostgreSQL and SQLite, not {dialect}")
-    host = f"'site' || (g % {int(hosts)}) || '.example.com'"
+        raise ValueError(f"fill() supports PostgreSQL, SQLite and MariaDB, not {dialect}")
+    recursive = "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < :n) "
+    if dialect in ("mysql", "mariadb"):
+        host = f"CONCAT('site', g % {int(hosts)}, '.example.com')"
+        url = f"CONCAT('https://', {host}, '/', :tag, '/', {text})"
+    else:
+        host = f"'site' || (g % {int(hosts)}) || '.example.com'"
+        url = f"'https://' || {host} || '/' || :tag || '/' || {text}"
     sql = (
         f"INSERT INTO {q} (host, url, url_hash, action, status, attempts, available_at, created_at, updated_at) "
-        + ("WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < :n) " if dialect == "sqlite" else "")
-        + f"SELECT {host}, 'https://' || {host} || '/' || :tag || '/' || {text}, {hash_}, "
+        + (recursive if dialect != "postgresql" else "")
+        + f"SELECT {host}, {url}, {hash_}, "
         f"'update', 'pending', 0, :at, :now, :now {source}"
     )
     statement = sa.text(sql).bindparams(
         sa.bindparam("at", type_=UTCDateTime()), sa.bindparam("now", type_=UTCDateTime())
     )
     with engine.begin() as connection:
+        if dialect in ("mysql", "mariadb"):  # this session only: the recursive CTE counts to ``count``
+            connection.execute(sa.text(f"SET SESSION max_recursive_iterations = {int(count) + 1}"))
         connection.execute(statement, {"n": count, "tag": tag, "at": at, "now": now})
     if dialect == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
@@ -168,12 +181,12 @@ def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting:
 
 
 def _param(dialect: str) -> str:
-    return "%s" if dialect == "postgresql" else "?"
+    return "?" if dialect == "sqlite" else "%s"
 
 
 def _db_time(dialect: str, value: datetime) -> Any:
     naive = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return naive if dialect == "postgresql" else naive.isoformat(sep=" ")
+    return naive.isoformat(sep=" ") if dialect == "sqlite" else naive
 
 
 def floor_drain(site: Site, endpoint_url: str, batch: int, passes: int | None = None) -> int:

@@ -113,7 +113,7 @@ def next_due(state: IndexNowState, connection: Any) -> float:
     """The queue's earliest pending time, as a timestamp (now + MAX_AGE when nothing is pending)."""
     queue = state.models.Queue.__table__
     earliest = connection.execute(
-        sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == "pending")
+        sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == sa.literal_column("'pending'"))  # literal: the partial index applies
     ).scalar()
     return clock.utcnow().timestamp() + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
 

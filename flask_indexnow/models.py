@@ -6,7 +6,9 @@ test apps) can share one ``db`` without "Table already defined" errors.
 
 Every hot query has its index: the claim (status, available_at, id), the dedup
 look-up (host, url_hash), the stale sweep (status, claimed_at), the completion
-of a batch (claim_token) and history by time.
+of a batch (claim_token, host, id) and history by time. The three queue
+indexes are partial on PostgreSQL and SQLite (pending, processing and claimed
+rows only).
 """
 
 from __future__ import annotations
@@ -102,6 +104,12 @@ def get_models(db: Any, prefix: str = "") -> Models:
         return models
 
 
+def _where(condition: str) -> dict[str, Any]:
+    """The keyword arguments that make an index partial on PostgreSQL and SQLite."""
+    clause = sa.text(condition)
+    return {"postgresql_where": clause, "sqlite_where": clause}
+
+
 def _build(db: Any, prefix: str) -> Models:
     suffix = "".join(part.capitalize() for part in prefix.split("_")) if prefix else ""
 
@@ -137,9 +145,16 @@ def _build(db: Any, prefix: str) -> Models:
             "updated_at": now_column(onupdate=utcnow),
         },
         sa.UniqueConstraint("url_hash", "host", name=name("uq_indexnow_queue_url")),
-        sa.Index(name("ix_indexnow_queue_claim"), "status", "available_at", "id"),
-        sa.Index(name("ix_indexnow_queue_stale"), "status", "claimed_at"),
-        sa.Index(name("ix_indexnow_queue_token"), "claim_token"),
+        # Partial where the database has them (PostgreSQL, SQLite): each index holds
+        # only the rows its query looks for, so a million waiting, failed or claimed
+        # rows cost the others nothing. MySQL/MariaDB ignore the WHERE: full indexes.
+        # The queries write the status as a literal, which the planners need to use them.
+        sa.Index(name("ix_indexnow_queue_claim"), "status", "available_at", "id",
+                 **_where("status = 'pending'")),
+        sa.Index(name("ix_indexnow_queue_stale"), "status", "claimed_at", **_where("status = 'processing'")),
+        # The end of a batch: (claim_token, host, id range), see setsql.finish_batch.
+        sa.Index(name("ix_indexnow_queue_token"), "claim_token", "host", "id",
+                 **_where("claim_token IS NOT NULL")),
     )
     history = model(
         "IndexNowHistory",

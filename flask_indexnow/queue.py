@@ -2,11 +2,14 @@
 
 Rows are written with one set-based upsert per chunk, on the database's own
 "insert or update" (``ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
-KEY`` on MySQL/MariaDB), keyed by (host, url_hash). A new event always resets
-its row to a fresh ``pending`` one: this is how the last event wins, how a
-failed row is replaced, and how an event that arrives while its row is being
-delivered survives: the row loses its claim token, so the delivery under way
-neither deletes nor fails it.
+KEY`` on MySQL/MariaDB), keyed by (host, url_hash), run on the driver (see
+setsql.py). A new event resets its row to a ``pending`` one: this is how the
+last event wins, how a failed row is replaced, and how an event that arrives
+while its row is being delivered survives: the row loses its claim token, so
+the delivery under way neither deletes nor fails it. A row that waits for a
+retry keeps its wait and its attempts (issue 9 §7): saving a page again does
+not hammer a failing endpoint, and a page that keeps changing still fails
+after INDEXNOW_MAX_ATTEMPTS.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import current_app
+from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, due, signals
+from . import clock, due, setsql, signals
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
-from .sqlutil import chunks, upsert
+from .sqlutil import chunks, dialect_name, upsert
 from .state import IndexNowState, logger
 from .urls import check_url
 
@@ -88,6 +92,15 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         batch = _apply_ledger(state, executor, batch)
     table = state.models.Queue.__table__
     now = clock.utcnow()
+    connection = _connection_of(state, executor)
+    if dialect_name(connection) in setsql.SUPPORTED:
+        values = sorted(
+            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint) for e in batch),
+            key=_lock_order,  # one lock order: no deadlocks
+        )
+        for part in chunks(values, CHUNK):
+            setsql.upsert_queue(connection, table, part, now)
+        return batch
     rows = sorted(
         (
             {
@@ -113,6 +126,17 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     for chunk in chunks(rows, CHUNK):
         upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
     return batch
+
+
+def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
+    return values[0], values[2]
+
+
+def _connection_of(state: IndexNowState, executor: Any) -> Any:
+    """The Connection of ``executor``: a Session's own, inside its transaction (or savepoint)."""
+    if isinstance(executor, (Session, scoped_session)):
+        return executor.connection(bind_arguments={"mapper": state.models.Queue})
+    return executor
 
 
 _RESET_COLUMNS = (

@@ -46,6 +46,10 @@ class IndexNowState:
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0
+    #: Before this timestamp no claimed row can be stale: passes skip the stale sweep (worker.py).
+    next_sweep_at: float = 0.0
+    #: When a pass of this process last refreshed the cached next-due time (worker.py).
+    due_refreshed_at: float = 0.0
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None
     #: The earliest due time (a timestamp) of rows written during requests of this

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import operator
 import secrets
 import time
 from collections import defaultdict
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import requests
 import sqlalchemy as sa
@@ -40,6 +41,7 @@ from .endpoint import (
 from .models import url_hash
 from .outbound import app_session
 from .queue import send_signal
+from .setsql import finish_batch
 from .sqlutil import chunks, dialect_name, upsert
 from .state import IndexNowState
 
@@ -50,6 +52,12 @@ logger = logging.getLogger("flask_indexnow")
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+#: Status values written into the SQL text, not bound: only then can the
+#: database use the partial indexes on pending and processing rows.
+_PENDING: sa.ColumnElement[str] = sa.literal_column("'pending'")
+_PROCESSING: sa.ColumnElement[str] = sa.literal_column("'processing'")
+#: A pass that leaves due rows behind refreshes the cached next-due time at most this often (seconds).
+DUE_REFRESH_EVERY = 10.0
 T = TypeVar("T")
 
 
@@ -82,14 +90,9 @@ class PassResult:
         return text
 
 
-@dataclass(frozen=True)
-class Claimed:
-    id: int
-    host: str
-    url: str
-    action: str
-    attempts: int
-    fingerprint: str | None
+#: A claimed row as the database returned it (a SQLAlchemy ``Row``, no object per row):
+#: ``id``, ``host``, ``url``, ``action``, ``attempts``, ``fingerprint``.
+Claimed: TypeAlias = "sa.Row[Any]"
 
 
 _DB_ATTEMPTS = 4
@@ -167,7 +170,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     engine = state.engine()
     result = PassResult()
     now = clock.utcnow()
-    result.reset_stale = reset_stale(state, engine, now)
+    result.reset_stale = _sweep_if_due(state, engine, now)
     token = secrets.token_hex(16)
     rows = claim(state, engine, limit, now, token)
     result.claimed = len(rows)
@@ -194,13 +197,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
             # back what this pass still holds now rather than after INDEXNOW_STALE_AFTER.
             _release_unfinished(state, engine, token)
             raise
-    try:
-        with engine.connect() as connection:
-            stamp = due.next_due(state, connection)
-        due.store(state, stamp)  # after the connection is back: a slow cache never holds one
-    except Exception as exc:
-        state.quiet_log.log("due-refresh", logging.WARNING, "IndexNow: could not refresh the next-due time",
-                            exc=exc)
+    _refresh_due(state, engine, now, drained=result.claimed < limit)
     if result.claimed or result.reset_stale:
         logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
@@ -211,16 +208,60 @@ def _unclaimed(now: datetime) -> dict[str, Any]:
     return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": now}
 
 
+def _refresh_due(state: IndexNowState, engine: Any, now: datetime, *, drained: bool) -> None:
+    """Set the cached next-due time after a pass, unless a full pass makes it pointless.
+
+    A pass that claimed as many rows as it could leaves more due rows behind:
+    the next pass comes at once, and the time it would write is "now" anyway.
+    Such passes refresh at most every :data:`DUE_REFRESH_EVERY` seconds; a
+    pass that drained what was due always does (that is what lets an idle site
+    skip the database).
+    """
+    stamp = now.timestamp()
+    if not drained and stamp - state.due_refreshed_at < DUE_REFRESH_EVERY:
+        return
+    try:
+        with engine.connect() as connection:
+            next_stamp = due.next_due(state, connection)
+        due.store(state, next_stamp)  # after the connection is back: a slow cache never holds one
+        state.due_refreshed_at = stamp
+    except Exception as exc:
+        state.quiet_log.log("due-refresh", logging.WARNING, "IndexNow: could not refresh the next-due time",
+                            exc=exc)
+
+
+def _sweep_if_due(state: IndexNowState, engine: Any, now: datetime) -> int:
+    """Step 1, only when a claim can have gone stale since the last look.
+
+    After each sweep the process knows the oldest claim still open; no row
+    can go stale before that claim does (a claim made later goes stale
+    later), so until then a pass makes no query for it. The time is the
+    movable clock's, so tests steer it like everything else.
+    """
+    stamp = now.timestamp()
+    if state.next_sweep_at - state.settings.stale_after <= stamp <= state.next_sweep_at:
+        return 0  # (a clock set back before the oldest claim looks again)
+    return reset_stale(state, engine, now)
+
+
 def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
     """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
     queue = state.models.Queue.__table__
     cutoff = now - timedelta(seconds=state.settings.stale_after)
-    stale = (queue.c.status == "processing", queue.c.claimed_at < cutoff)
-    # A plain read first: nearly every pass finds nothing, and then takes no
+    stale = (queue.c.status == _PROCESSING, queue.c.claimed_at < cutoff)
+    # A plain read first: nearly every sweep finds nothing, and then takes no
     # write lock at all (a range UPDATE would lock index entries that the
     # finishing passes of other workers need, in the opposite order).
     with engine.connect() as connection:
+        oldest = connection.execute(
+            sa.select(sa.func.min(queue.c.claimed_at)).where(queue.c.status == _PROCESSING)
+        ).scalar()
+        if oldest is None or clock.as_utc(oldest) >= cutoff:
+            start = now if oldest is None else clock.as_utc(oldest)
+            state.next_sweep_at = start.timestamp() + state.settings.stale_after
+            return 0
         ids = list(connection.execute(sa.select(queue.c.id).where(*stale)).scalars())
+    state.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
     if not ids:
         return 0
 
@@ -253,7 +294,7 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint)
     due_rows = (
         sa.select(queue.c.id)
-        .where(queue.c.status == "pending", queue.c.available_at <= now)
+        .where(queue.c.status == _PENDING, queue.c.available_at <= now)
         .order_by(queue.c.available_at, queue.c.id)
         .limit(limit)
     )
@@ -268,7 +309,7 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
             ).all())
         found = list(connection.execute(
             sa.select(*columns)
-            .where(queue.c.status == "pending", queue.c.available_at <= now)
+            .where(queue.c.status == _PENDING, queue.c.available_at <= now)
             .order_by(queue.c.available_at, queue.c.id)
             .limit(limit)
             .with_for_update(skip_locked=dialect == "mysql")
@@ -277,7 +318,12 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
             connection.execute(sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark))
         return found
 
-    return sorted((Claimed(*row) for row in _retrying(work, engine)), key=lambda row: row.id)
+    rows = _retrying(work, engine)
+    rows.sort(key=_row_id)  # batches are id ranges of one host (see setsql.finish_batch)
+    return rows
+
+
+_row_id = operator.itemgetter(0)
 
 
 def release(
@@ -438,64 +484,35 @@ def finish(
     """
     settings = state.settings
     models = state.models
-    queue = models.Queue.__table__
+    queue, history = models.Queue.__table__, models.History.__table__
     now = clock.utcnow()
-    history: list[dict[str, Any]] = []
-
-    def record(row: Claimed, status: str) -> None:
-        history.append({
-            "host": row.host, "url": row.url, "action": row.action, "status": status,
-            "http_status": answer.http_status, "error": answer.error, "attempts": row.attempts + 1,
-            "created_at": now,
-        })
-
+    success = answer.outcome == "success"
+    params: dict[str, Any] = {
+        "token": token, "host": rows[0].host, "lo": rows[0].id, "hi": rows[-1].id, "now": now,
+        "http": answer.http_status, "error": answer.error,
+    }
+    if success:
+        params["status"] = "dry_run" if settings.dry_run else "success"
+    else:
+        params["limit"] = 0 if answer.outcome == "failed" else settings.max_attempts
+        params["retry_at"] = retry_at(settings, answer, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
 
     def work(connection: Any) -> None:
-        history.clear()
         retried.clear()
         failed.clear()
-        if answer.outcome == "success":
-            # The DELETE locks what it removes, so a concurrent event waits for this
-            # commit (and then inserts a fresh row); one that came first has taken
-            # the token away, and its row is left alone.
-            connection.execute(
-                sa.delete(queue).where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            )
-            for row in rows:
-                record(row, "dry_run" if settings.dry_run else "success")
+        # The DELETE/UPDATE locks what it changes, so a concurrent event waits for this
+        # commit (and then inserts a fresh row or resets this one); one that came first
+        # has taken the token away, and its row is left alone.
+        owned = finish_batch(connection, queue, history, params, rows, success=success)
+        if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
-        else:
-            # Lock our rows (PostgreSQL, MySQL) so a concurrent event waits for this commit.
-            owned = set(connection.execute(
-                sa.select(queue.c.id)
-                .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-                .with_for_update()
-            ).scalars())
-            for row in rows:
-                permanent = answer.outcome == "failed" or row.attempts + 1 >= settings.max_attempts
-                if row.id in owned:
-                    (failed if permanent else retried).append(row)
-                record(row, "failed" if permanent else "retry")
-            common = {
-                "attempts": queue.c.attempts + 1, "claimed_at": None, "claim_token": None,
-                "last_error": answer.error, "last_http_status": answer.http_status, "updated_at": now,
-            }
-            if retried:
-                connection.execute(
-                    sa.update(queue)
-                    .where(queue.c.id.in_([r.id for r in retried]), queue.c.claim_token == token)
-                    .values(status="pending", available_at=retry_at(settings, answer, now), **common)
-                )
-            if failed:
-                connection.execute(
-                    sa.update(queue)
-                    .where(queue.c.id.in_([r.id for r in failed]), queue.c.claim_token == token)
-                    .values(status="failed", **common)
-                )
-        connection.execute(sa.insert(models.History.__table__), history)
+            return
+        for row in rows:
+            if owned is None or row.id in owned:
+                (failed if row.attempts + 1 >= params["limit"] else retried).append(row)
 
     _retrying(work, engine)
 

@@ -1,0 +1,299 @@
+"""Set-based statements on the driver: the queue upsert and the end of a delivered batch.
+
+These two statements are the hot paths of the extension (every enqueued URL
+goes through the first, every delivered one through the second). Through
+SQLAlchemy's per-row write path (a dict and the bind processing of four
+datetime columns per row, then the driver's executemany) they cost several
+times what the database itself spends; here each is one statement per chunk
+or per batch, its SQL text built once per table and dialect, with the values
+already in the driver's own form.
+
+Everything runs on a :class:`~sqlalchemy.engine.Connection` the caller owns,
+so the caller's transaction (or savepoint) is the one written in.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from .clock import as_utc
+from .sqlutil import dialect_name
+
+#: The dialects with a set-based path; others use the portable SQLAlchemy one.
+SUPPORTED = ("postgresql", "sqlite", "mysql")
+
+#: One queue row to write: host, url, url_hash, action, available_at, fingerprint.
+QueueValues = tuple[str, str, str, str, datetime, "str | None"]
+
+
+def driver_time(dialect: str, value: datetime) -> Any:
+    """``value`` as the driver stores it in a ``UTCDateTime`` column.
+
+    SQLite keeps SQLAlchemy's text format (always six fraction digits, so text
+    order is time order); the other drivers take a naive UTC datetime.
+    """
+    naive = as_utc(value).replace(tzinfo=None)
+    if dialect == "sqlite":
+        return naive.isoformat(sep=" ", timespec="microseconds")
+    return naive
+
+
+# -- the queue upsert ---------------------------------------------------------------------------
+
+_INSERT_COLUMNS = (
+    "host, url, url_hash, action, status, attempts, available_at, claimed_at, claim_token, "
+    "fingerprint, last_error, last_http_status, created_at, updated_at"
+)
+
+
+def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], now: datetime) -> None:
+    """Insert ``rows`` as fresh ``pending`` rows, or reset the rows they collide with (host, url_hash).
+
+    The reset is the one of :func:`flask_indexnow.queue.write_entries` with
+    one exception (issue 9 §7): a row that waits for a retry (``pending``
+    with attempts spent) keeps its wait and its attempts, so a new event
+    neither makes it due before the retry time nor lets a URL that keeps
+    changing escape INDEXNOW_MAX_ATTEMPTS. Only a ``failed`` row starts
+    again from zero attempts. ``rows`` must not repeat a (host, url_hash).
+    """
+    if not rows:
+        return
+    dialect = dialect_name(connection)
+    stamp = driver_time(dialect, now)
+    params: list[Any]
+    if dialect == "postgresql":
+        columns, joined = _pg_columns(rows)
+        params = [stamp, stamp, *columns]
+        connection.exec_driver_sql(_upsert_sql(connection.dialect, table, dialect, 0, joined), tuple(params))
+        return
+    sql = _upsert_sql(connection.dialect, table, dialect, len(rows))
+    if dialect == "sqlite":
+        params = [stamp, stamp]
+        for host, url, digest, action, available_at, fingerprint in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint)
+    else:
+        params = []
+        for host, url, digest, action, available_at, fingerprint in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint, stamp, stamp)
+    connection.exec_driver_sql(sql, tuple(params))
+
+
+#: Joins a column's values into one text parameter for PostgreSQL (split there by
+#: ``string_to_array``): one string per column instead of an array the driver
+#: builds element by element. A value that holds it goes as a real array.
+_SEP = "\x1f"
+
+
+def _pg_columns(rows: Sequence[QueueValues]) -> tuple[list[Any], tuple[bool, ...]]:
+    """The six columns of ``rows`` as PostgreSQL parameters, and which are joined text (see :data:`_SEP`)."""
+    hosts, urls, digests, actions, times, fingerprints = zip(*rows)
+    stamps: dict[datetime, str] = {}
+    texts = []
+    for when in times:  # nearly always one value for the whole chunk
+        text = stamps.get(when)
+        if text is None:
+            text = stamps[when] = as_utc(when).replace(tzinfo=None).isoformat(sep=" ")
+        texts.append(text)
+    columns: list[Any] = []
+    for values in (hosts, urls, digests, actions, texts):
+        joined = _SEP.join(values)
+        columns.append(joined if joined.count(_SEP) == len(values) - 1 else list(values))
+    columns.append([] if not any(fingerprints) else list(fingerprints))  # unnest pads a short array with NULL
+    return columns, tuple(isinstance(value, str) for value in columns[:5])
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, joined: tuple[bool, ...] = ()) -> str:
+    """The upsert of ``count`` rows into ``table``, in the driver's parameter style.
+
+    PostgreSQL takes one parameter per column, whatever the count: ``joined``
+    says which of the first five are joined text rather than arrays.
+    """
+    prep = sa_dialect.identifier_preparer
+    q = prep.format_table(table)
+    p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
+    # A row that waits for a retry keeps its wait and its attempts; a failed one starts over.
+    retry_wait = f"{q}.status = 'pending' AND {q}.attempts > 0"
+    if dialect == "mysql":
+        # ON DUPLICATE KEY UPDATE assigns left to right and later terms see
+        # earlier results: everything that reads the old status comes first.
+        row = f"({p}, {p}, {p}, {p}, 'pending', 0, {p}, NULL, NULL, {p}, NULL, NULL, {p}, {p})"
+        return (
+            f"INSERT INTO {q} ({_INSERT_COLUMNS}) VALUES {', '.join([row] * count)} "
+            "ON DUPLICATE KEY UPDATE "
+            f"available_at = IF({retry_wait} AND {q}.available_at > VALUES(available_at), "
+            f"{q}.available_at, VALUES(available_at)), "
+            f"attempts = IF({q}.status = 'failed', 0, {q}.attempts), "
+            f"last_error = IF({q}.status = 'failed', NULL, {q}.last_error), "
+            f"last_http_status = IF({q}.status = 'failed', NULL, {q}.last_http_status), "
+            "action = VALUES(action), claimed_at = NULL, claim_token = NULL, "
+            "fingerprint = VALUES(fingerprint), updated_at = VALUES(updated_at), status = 'pending'"
+        )
+    if dialect == "postgresql":
+        arrays = ", ".join(
+            f"string_to_array({p}, E'\\x1f')" if text else f"{p}::text[]" for text in joined
+        )
+        source = (
+            f"SELECT v.h, v.u, v.x, v.a, 'pending', 0, v.t::timestamp, NULL, NULL, v.f, NULL, NULL, "
+            f"{p}::timestamp, {p}::timestamp "
+            f"FROM unnest({arrays}, {p}::text[]) AS v(h, u, x, a, t, f)"
+        )
+    else:
+        values = ", ".join([f"({p}, {p}, {p}, {p}, {p}, {p})"] * count)
+        # "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT.
+        source = (
+            "SELECT column1, column2, column3, column4, 'pending', 0, column5, NULL, NULL, column6, "
+            f"NULL, NULL, {p}, {p} FROM (VALUES {values}) WHERE true"
+        )
+    return (
+        f"INSERT INTO {q} ({_INSERT_COLUMNS}) {source} "
+        "ON CONFLICT (url_hash, host) DO UPDATE SET "
+        f"available_at = CASE WHEN {retry_wait} AND {q}.available_at > excluded.available_at "
+        f"THEN {q}.available_at ELSE excluded.available_at END, "
+        f"attempts = CASE WHEN {q}.status = 'failed' THEN 0 ELSE {q}.attempts END, "
+        f"last_error = CASE WHEN {q}.status = 'failed' THEN NULL ELSE {q}.last_error END, "
+        f"last_http_status = CASE WHEN {q}.status = 'failed' THEN NULL ELSE {q}.last_http_status END, "
+        "action = excluded.action, claimed_at = NULL, claim_token = NULL, "
+        "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, status = 'pending'"
+    )
+
+
+# -- the end of a delivered batch -----------------------------------------------------------------
+#
+# A batch is the rows of one host in one claim whose ids lie between its first
+# and its last: the pass sorts its claimed rows by id and cuts each host's rows
+# into contiguous slices (chunks, and the halves of a refused batch), so
+# (claim_token, host, id range) selects exactly the batch, served by the
+# claimed-rows index. A row whose claim was taken meanwhile (a newer event,
+# or a stale sweep and another pass) no longer carries the token: it is left
+# alone.
+
+_HISTORY_COLUMNS = "host, url, action, status, http_status, error, attempts, created_at"
+_BATCH = "claim_token = :token AND host = :host AND id BETWEEN :lo AND :hi"
+
+
+def finish_batch(
+    connection: Any,
+    queue: sa.Table,
+    history: sa.Table,
+    params: dict[str, Any],
+    rows: Sequence[Any],
+    *,
+    success: bool,
+) -> set[int] | None:
+    """Delete (``success``) or retry/fail the batch's ``rows`` and write their history, set-based.
+
+    ``params``: ``token``, ``host``, ``lo``, ``hi``, ``now``, ``http``,
+    ``error`` and, for a success, ``status`` (the history status); for a
+    failure, ``limit`` (a row whose attempts reach it fails for good: 0 fails
+    every row) and ``retry_at``. Times are converted here. Every row of
+    ``rows`` gets its history row, owned or not (the POST did happen).
+    Returns None when every row was still ours, else the ids that were.
+    """
+    dialect = dialect_name(connection)
+    values = dict(params)
+    for name in ("now", "retry_at"):
+        if values.get(name) is not None:
+            values[name] = driver_time(dialect, values[name])
+    statements = _finish_sql(queue, history, dialect, success)
+    owned: set[int] | None
+    if dialect == "mysql":
+        # No INSERT … SELECT here: it holds the table's AUTO-INC lock while it
+        # locks the rows it reads, and concurrent batch ends then fail with
+        # error 1467. Lock the batch, change it, then write its history from
+        # what the pass already holds.
+        lock, change = statements
+        owned = set(connection.execute(lock, values).scalars())
+        connection.execute(change, values)
+        insert_history(connection, history, rows, values)
+        return None if len(owned) == len(rows) else owned
+    if dialect == "postgresql":
+        owned = set(connection.execute(statements[0], values).scalars())
+        owned = None if len(owned) == len(rows) else owned
+    else:
+        copied, change = statements
+        owned = None
+        if connection.execute(copied, values).rowcount != len(rows):
+            # SQLite: this transaction is the only writer, so this read is exact.
+            owned = set(connection.execute(_owned_sql(queue), values).scalars())
+        connection.execute(change, values)
+    if owned is not None:  # rows whose claim was taken meanwhile: their attempt is history too
+        insert_history(connection, history, [row for row in rows if row.id not in owned], values)
+    return owned
+
+
+def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], values: dict[str, Any]) -> None:
+    """One history row per claimed row, as the attempt went, in multi-row INSERTs.
+
+    ``values`` as in :func:`finish_batch`, times already converted.
+    """
+    if not rows:
+        return
+    limit = values.get("limit")
+    common = (values["http"], values["error"])
+    p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    for start in range(0, len(rows), 500):
+        part = rows[start:start + 500]
+        params: list[Any] = []
+        for row in part:
+            attempts = row.attempts + 1
+            status = values["status"] if limit is None else ("failed" if attempts >= limit else "retry")
+            params += (row.host, row.url, row.action, status, *common, attempts, values["now"])
+        placeholders = ", ".join([f"({', '.join([p] * 8)})"] * len(part))
+        connection.exec_driver_sql(
+            f"INSERT INTO {history.name} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _owned_sql(queue: sa.Table) -> sa.TextClause:
+    return sa.text(f"SELECT id FROM {queue.name} WHERE {_BATCH}")
+
+
+@functools.lru_cache(maxsize=64)
+def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool) -> tuple[sa.TextClause, ...]:
+    q, h = queue.name, history.name
+
+    def cast(name: str, sql_type: str) -> str:
+        # PostgreSQL cannot infer a parameter's type in a SELECT list; the others need no cast.
+        return f"CAST(:{name} AS {sql_type})" if dialect == "postgresql" else f":{name}"
+
+    http, error, now = cast("http", "INTEGER"), cast("error", "VARCHAR(1000)"), cast("now", "TIMESTAMP")
+    if success:
+        history_status = cast("status", "VARCHAR(12)")
+    else:
+        history_status = "CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'retry' END"
+    # Every term reads the old row (MySQL assigns left to right: attempts last).
+    retry_update = (
+        f"UPDATE {q} SET available_at = CASE WHEN attempts + 1 >= :limit THEN available_at "
+        f"ELSE {cast('retry_at', 'TIMESTAMP')} END, "
+        "status = CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'pending' END, "
+        f"claimed_at = NULL, claim_token = NULL, last_error = {error}, last_http_status = {http}, "
+        f"updated_at = {now}, attempts = attempts + 1 WHERE {_BATCH}"
+    )
+    if dialect == "postgresql":
+        # One statement: the changed rows come back from the DELETE/UPDATE and feed the history.
+        if success:
+            change, returned, copied = f"DELETE FROM {q} WHERE {_BATCH}", "", "attempts + 1"
+        else:
+            change, returned, copied = retry_update, ", status", "attempts"
+            history_status = "CASE WHEN status = 'failed' THEN 'failed' ELSE 'retry' END"
+        return (sa.text(
+            f"WITH d AS ({change} RETURNING id, host, url, action, attempts{returned}), "
+            f"i AS (INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, "
+            f"{http}, {error}, {copied}, {now} FROM d) "
+            "SELECT id FROM d"
+        ),)
+    if dialect == "mysql":
+        copy = sa.text(f"SELECT id FROM {q} WHERE {_BATCH} FOR UPDATE")
+    else:
+        copy = sa.text(
+            f"INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, {http}, {error}, "
+            f"attempts + 1, {now} FROM {q} WHERE {_BATCH}"
+        )
+    return copy, sa.text(f"DELETE FROM {q} WHERE {_BATCH}" if success else retry_update)
