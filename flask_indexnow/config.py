@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError, InvalidURLError
-from .urls import ANY_HOST, canonical_host, check_host
+from .urls import ANY_HOST, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 

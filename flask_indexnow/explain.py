@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from . import clock
 from .errors import InvalidURLError
 from .models import url_hash
-from .passlog import safe_text
 from .queue import make_entry
+from .safetext import safe_text
 from .state import IndexNowState
 from .urls import check_url
 
