@@ -32,6 +32,19 @@ DEV_REQUIREMENTS = ROOT / "requirements" / "dev.txt"
 FAST_TIER = "not db and not slow"
 
 
+def parallel() -> list[str]:
+    """pytest-xdist arguments: one worker per core (at least two, at most eight).
+
+    Most of the suite waits on a database, a socket or a child process, so two
+    workers pay even on one core. ``--dist loadgroup`` keeps the tests marked
+    ``xdist_group`` (one browser, one package build) on one worker each.
+    ``INDEXNOW_TEST_WORKERS`` overrides the count (0: no workers, one process);
+    so does a ``-n`` among the arguments, which comes later and wins.
+    """
+    workers = os.environ.get("INDEXNOW_TEST_WORKERS") or str(min(max(os.cpu_count() or 1, 2), 8))
+    return ["-n", workers, "--dist", "loadgroup"]
+
+
 def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> int:
     print("+", " ".join(str(a) for a in args), flush=True)
     return subprocess.run([str(a) for a in args], check=check, cwd=ROOT, **kwargs).returncode  # type: ignore[call-overload,no-any-return]
@@ -88,7 +101,7 @@ def test(args: list[str]) -> int:
     if fast:
         print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
         lint = run(BIN / "ruff", "check", ".", check=False)
-        code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *args, check=False, env=env)
+        code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *parallel(), *args, check=False, env=env)
         return _pytest_code(code) or lint
     if no_browser:
         env["INDEXNOW_SKIP_BROWSER"] = "1"
@@ -103,7 +116,7 @@ def test(args: list[str]) -> int:
         run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
     lint = run(BIN / "ruff", "check", ".", check=False)
     types = run(BIN / "mypy", check=False)
-    code = run(PYTHON, "-m", "pytest", *args, check=False, env=env)
+    code = run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env)
     return _pytest_code(code) or lint or types
 
 

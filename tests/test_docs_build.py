@@ -42,6 +42,7 @@ def sphinx(builder: str, out: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
+@pytest.mark.slow  # a Sphinx build: seconds, not the fast tier
 def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     require_sphinx()
     sphinx("html", tmp_path / "html")
@@ -57,6 +58,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert not (html / "notes").exists()  # helpers' raw notes are not published
 
 
+@pytest.mark.slow  # a Sphinx build
 def test_the_doctests_pass(tmp_path: Path) -> None:
     require_sphinx()
     sphinx("doctest", tmp_path / "doctest")

@@ -57,6 +57,7 @@ def peak_kb(path: Path) -> tuple[str, int]:
     return verdict, int(peak)
 
 
+@pytest.mark.slow  # two parses in fresh processes, one of a hostile document: not the fast tier
 @pytest.mark.parametrize("shape", HOSTILE)
 def test_a_hostile_document_stays_under_100_mb(tmp_path, shape):
     path = tmp_path / "hostile.xml.gz"

@@ -120,6 +120,7 @@ def _big_sitemap(path: Path, count: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # two parses of large documents in fresh processes: not the fast tier
 def test_memory_stays_flat_as_the_sitemap_grows(tmp_path):
     small = _big_sitemap(tmp_path / "small.xml", 1_000)
     large = _big_sitemap(tmp_path / "large.xml", 12_000)

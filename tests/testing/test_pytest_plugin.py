@@ -8,6 +8,8 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
 import flask_indexnow.testing.pytest_plugin as plugin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,12 +39,14 @@ def run_site_tests(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow  # a whole pytest run in a subprocess: not the fast tier
 def test_the_worked_example_passes(tmp_path: Path) -> None:
     result = run_site_tests(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "6 passed" in result.stdout
 
 
+@pytest.mark.slow  # two pytest runs in subprocesses
 def test_the_plugin_does_nothing_for_a_test_that_does_not_ask(tmp_path: Path) -> None:
     """No autouse fixture, no hook: a test without the fixtures sets up nothing of ours."""
     assert [name for name in vars(plugin) if name.startswith("pytest_")] == []
