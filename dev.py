@@ -36,13 +36,15 @@ def parallel() -> list[str]:
     """pytest-xdist arguments: one worker per core (at least two, at most eight).
 
     Most of the suite waits on a database, a socket or a child process, so two
-    workers pay even on one core. ``--dist loadgroup`` keeps the tests marked
-    ``xdist_group`` (one browser, one package build) on one worker each.
+    workers pay even on one core. ``--dist loadfile`` keeps each test file on one
+    worker: a module's costly fixture (one browser, one package build) is made
+    once. (``loadgroup`` would be finer, but pytest-xdist 3.8 cannot regroup
+    tests under pytest 9: its ``xdist_group`` marks are ignored there.)
     ``INDEXNOW_TEST_WORKERS`` overrides the count (0: no workers, one process);
     so does a ``-n`` among the arguments, which comes later and wins.
     """
     workers = os.environ.get("INDEXNOW_TEST_WORKERS") or str(min(max(os.cpu_count() or 1, 2), 8))
-    return ["-n", workers, "--dist", "loadgroup"]
+    return ["-n", workers, "--dist", "loadfile"]
 
 
 def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> int:

@@ -303,12 +303,6 @@ DB_FIXTURES = {"backend", "make_app", "app", "redis_url"}
 SKIP_BROWSER = os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
 
 
-#: Modules whose tests share one costly module-scoped fixture (a browser, a package
-#: build): under pytest-xdist (``--dist loadgroup``) each runs whole on one worker.
-XDIST_GROUPS = {"test_browser.py": "browser", "test_packaging.py": "packaging"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the ``db`` tier (``-m "not db"`` is the fast tier); skip browser tests on request.
 
@@ -319,9 +313,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     for item in items:
-        group = XDIST_GROUPS.get(item.path.name)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("db") is None:
             item.add_marker(pytest.mark.db)
         if SKIP_BROWSER and not IN_CI and item.get_closest_marker("browser") is not None:
