@@ -39,12 +39,14 @@ def parallel() -> list[str]:
     workers pay even on one core. ``--dist loadfile`` keeps each test file on one
     worker: a module's costly fixture (one browser, one package build) is made
     once. (``loadgroup`` would be finer, but pytest-xdist 3.8 cannot regroup
-    tests under pytest 9: its ``xdist_group`` marks are ignored there.)
+    tests under pytest 9: its ``xdist_group`` marks are ignored there.) Files go
+    in collection order (``--no-loadscope-reorder``), where tests/conftest.py puts
+    the files with ``slow`` tests first: the long runs overlap the short ones.
     ``INDEXNOW_TEST_WORKERS`` overrides the count (0: no workers, one process);
     so does a ``-n`` among the arguments, which comes later and wins.
     """
     workers = os.environ.get("INDEXNOW_TEST_WORKERS") or str(min(max(os.cpu_count() or 1, 2), 8))
-    return ["-n", workers, "--dist", "loadfile"]
+    return ["-n", workers, "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> int:
