@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import re
 import time
@@ -64,7 +65,13 @@ def sending_problem(settings: Settings) -> str | None:
         problem = None  # every host may have its own key; hosts without one are refused per batch
     else:
         problem = key_problem(settings.key)
-    return problem or endpoint_problem(settings)
+    if problem:
+        return problem
+    for endpoint in settings.endpoints or (settings.endpoint,):  # INDEXNOW_ENDPOINTS: each engine checked alike
+        problem = endpoint_problem(dataclasses.replace(settings, endpoint=endpoint))
+        if problem:
+            return problem.replace("INDEXNOW_ENDPOINT ", "INDEXNOW_ENDPOINTS: ", 1) if settings.endpoints else problem
+    return None
 
 
 def key_for(settings: Settings, host: str) -> str | None:

@@ -24,6 +24,7 @@ from flask import current_app
 from sqlalchemy.orm import Session, scoped_session
 
 from . import clock, due, setsql, signals
+from .engines import queue_engines
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
@@ -93,9 +94,11 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     table = state.models.Queue.__table__
     now = clock.utcnow()
     connection = _connection_of(state, executor)
+    targets = queue_engines(state)  # one row per engine (INDEXNOW_ENDPOINTS), "" with one engine
     if dialect_name(connection) in setsql.SUPPORTED:
         values = sorted(
-            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint) for e in batch),
+            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint, engine)
+             for e in batch for engine in targets),
             key=_lock_order,  # one lock order: no deadlocks
         )
         for part in chunks(values, CHUNK):
@@ -118,18 +121,19 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
                 "last_http_status": None,
                 "created_at": now,
                 "updated_at": now,
+                "engine": engine,
             }
-            for e in batch
+            for e in batch for engine in targets
         ),
-        key=lambda row: (row["host"], row["url_hash"]),  # one lock order: no deadlocks
+        key=lambda row: (row["host"], row["url_hash"], row["engine"]),  # one lock order: no deadlocks
     )
     for chunk in chunks(rows, CHUNK):
-        upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
+        upsert(executor, table, chunk, keys=("url_hash", "host", "engine"), update=_RESET_COLUMNS)
     return batch
 
 
-def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
-    return values[0], values[2]
+def _lock_order(values: setsql.QueueValues) -> tuple[str, str, str]:
+    return values[0], values[2], values[6]
 
 
 def _connection_of(state: IndexNowState, executor: Any) -> Any:
