@@ -61,14 +61,14 @@ def view(state: IndexNowState, endpoint: str) -> IndexNowState:
     """
     if endpoint == state.settings.endpoint:
         return state
-    views: dict[str, IndexNowState] = state.__dict__.setdefault("_engine_views", {})
-    found = views.get(endpoint)
-    if found is None or found.settings.endpoints != state.settings.endpoints:
+    views: dict[str, tuple[Any, IndexNowState]] = state.__dict__.setdefault("_engine_views", {})
+    base, found = views.get(endpoint, (None, None))
+    if found is None or base is not state.settings:  # new settings (a test helper swaps them): a new view
         found = copy.copy(state)
         found.__dict__.pop("_engine_views", None)
         found.settings = dataclasses.replace(state.settings, endpoint=endpoint)
-        found.paused = None
-        views[endpoint] = found
+        found.paused = None if found is None or base is None else views[endpoint][1].paused
+        views[endpoint] = (state.settings, found)
     return found
 
 

@@ -51,7 +51,7 @@ _INSERT_COLUMNS = (
 )
 
 
-def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], now: datetime) -> None:
+def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[tuple[Any, ...]], now: datetime) -> None:
     """Insert ``rows`` as fresh ``pending`` rows, or reset the rows they collide with (host, url_hash, engine).
 
     The reset is the one of :func:`flask_indexnow.queue.write_entries` with
@@ -60,9 +60,13 @@ def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], 
     neither makes it due before the retry time nor lets a URL that keeps
     changing escape INDEXNOW_MAX_ATTEMPTS. Only a ``failed`` row starts
     again from zero attempts. ``rows`` must not repeat a (host, url_hash, engine).
+    Rows of six values (no engine, as before several engines) are for the
+    first engine (``""``).
     """
     if not rows:
         return
+    if len(rows[0]) == 6:
+        rows = [(*row, "") for row in rows]
     dialect = dialect_name(connection)
     stamp = driver_time(dialect, now)
     params: list[Any]

@@ -74,8 +74,6 @@ class PassResult:
     dry_run: int = 0
     requests: int = 0
     released: int = 0
-    #: Rows given back because their engine's request budget for this minute was spent.
-    over_budget: int = 0
     skipped_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -466,7 +464,9 @@ def _deliver(
         over_budget = take_budget(state, endpoint)
         if over_budget is not None:  # this minute's POSTs to this engine are spent: wait for the next window
             result.released += release(state, engine, token, rows, over_budget)
-            result.over_budget += len(rows)
+            logger.info("IndexNow: host=%s endpoint=%s: %d URLs wait for the next minute "
+                        "(INDEXNOW_REQUESTS_PER_MINUTE=%s spent)", host, endpoint, len(rows),
+                        settings.requests_per_minute)
             return
         if holder is not None:
             holder.keep(state, engine)

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 
-from flask_indexnow import engines, forbidden, signals, worker
+from flask_indexnow import engines, forbidden, queue, signals, worker
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.status.document import status_document
@@ -210,3 +210,22 @@ def test_each_engine_is_checked_before_sending(make_app, endpoint, clock):
         result = ext(app).process_queue()
     assert "INDEXNOW_ENDPOINTS" in result.skipped_reason and "ftp://bad.example/x" in result.skipped_reason
     assert endpoint.requests == []
+
+
+def test_an_unchanged_save_while_one_engine_retries_goes_to_that_engine_only(make_app, endpoint, second, clock):
+    """The fingerprint ledger is per URL, written on each engine's success: A took the content, B has not yet."""
+    second.script(503)
+    app = two_engines(make_app, endpoint, second)
+    with app.app_context():
+        queue.enqueue(state_of(app), "https://example.com/a", fingerprint="v1")
+        ext(app).process_queue()
+        assert [r["engine"] for r in queue_rows(app)] == [second.url]
+        queue.enqueue(state_of(app), "https://example.com/a", fingerprint="v1")  # saved again, unchanged
+        assert [r["engine"] for r in queue_rows(app)] == [second.url]
+        clock.advance(DELAY)
+        assert ext(app).process_queue().succeeded == 1
+        queue.enqueue(state_of(app), "https://example.com/a", fingerprint="v1")  # delivered everywhere: skipped
+        assert queue_rows(app) == []
+        queue.enqueue(state_of(app), "https://example.com/a", fingerprint="v2")  # changed: both engines again
+        assert sorted(r["engine"] for r in queue_rows(app)) == sorted([endpoint.url, second.url])
+    assert endpoint.urls == ["https://example.com/a"]
