@@ -120,6 +120,7 @@ def _article_site(database_url: str, endpoint_url: str, *, watched: bool) -> tup
         INDEXNOW_ENDPOINT=endpoint_url,
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
         INDEXNOW_QUEUE_ENABLED=False,
+        INDEXNOW_ALLOWED_HOSTS=["www.example.com"],
     )
     db = SQLAlchemy()
     db.init_app(app)

@@ -74,7 +74,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         # The sandbox recorder on 127.0.0.1 (demo/sandbox.py): nothing goes to a real engine.
         INDEXNOW_ENDPOINT=recorder().url,
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
-        INDEXNOW_ALLOWED_HOSTS=[SITE_URL.split("://", 1)[1].split("/", 1)[0]],
+        # The allow-list is closed by default; the demo's pages live on SITE_URL's host only.
+        INDEXNOW_ALLOWED_HOSTS=[urlsplit(SITE_URL).hostname],
         DEMO_PASSWORD_HASH=generate_password_hash(os.environ.get("DEMO_PASSWORD", "demo")),
     )
     app.config.update(config or {})

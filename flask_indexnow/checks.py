@@ -24,7 +24,8 @@ class Check:
     """One configuration check, as the status page and ``status --json`` show it.
 
     ``severity_if_failing`` is what a failure of this check would mean ("error"
-    stops delivery; "warning" weakens a promise); ``status`` is what it means
+    stops delivery; "attention" needs the owner's look, and the verdict says
+    "Needs attention"; "warning" weakens a promise); ``status`` is what it means
     *now*: "pass" for a passing check whatever its severity, so a machine
     reading the document never takes a passing check for a problem.
     """
@@ -37,7 +38,7 @@ class Check:
 
     @property
     def status(self) -> str:
-        """"pass", or the severity of the failure: "warning" or "error"."""
+        """"pass", or the severity of the failure: "warning", "attention" or "error"."""
         return "pass" if self.ok else self.severity_if_failing
 
     def as_dict(self) -> dict[str, Any]:
@@ -49,6 +50,28 @@ def cache_backend_name(state: IndexNowState) -> str:
 
     backend = current_app.extensions.get("cache", {}).get(state.cache)
     return type(backend).__name__ if backend is not None else "unknown"
+
+
+def allowed_hosts_check(state: IndexNowState) -> Check:
+    """Is the host allow-list closed and non-empty?
+
+    Open ('*'), a forged Host header can queue a foreign URL; empty, nothing
+    can be queued at all. Both need the owner's attention, neither stops the
+    delivery of what is already queued.
+    """
+    allowed = state.settings.allowed_hosts
+    fix = ("Set INDEXNOW_ALLOWED_HOSTS to the hosts of your site (or INDEXNOW_BASE_URL, or SERVER_NAME), "
+           "e.g. INDEXNOW_ALLOWED_HOSTS = ['www.example.com'].")
+    if allowed is None:
+        return Check("allowed_hosts", False,
+                     "The host allow-list is open (INDEXNOW_ALLOWED_HOSTS = *): a URL of any public host is "
+                     "queued, even one built from a forged Host header.", fix, severity_if_failing="attention")
+    if not allowed:
+        return Check("allowed_hosts", False,
+                     "No allowed hosts are configured: every URL is refused.", fix, severity_if_failing="attention")
+    shown = ", ".join(sorted(allowed)[:5]) + (" …" if len(allowed) > 5 else "")
+    return Check("allowed_hosts", True, f"URLs of these hosts may be queued: {shown}.", None,
+                 severity_if_failing="attention")
 
 
 def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) -> list[Check]:
@@ -81,6 +104,7 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
         f"Submissions go to {settings.endpoint}." if problem is None else problem,
         None if problem is None else "Set INDEXNOW_ENDPOINT to https://api.indexnow.org/indexnow or an engine's endpoint.",
     ))
+    checks.append(allowed_hosts_check(state))
     backend = cache_backend_name(state)
     if backend in _LOCK_FIT:
         checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.",

@@ -102,7 +102,9 @@ def status_command(as_json: bool) -> None:
     )
     for check in data["checks"]:
         mark = "ok " if check["ok"] else ("ERR" if check["status"] == "error" else "!! ")
-        click.echo(f"[{mark}] {check['message']}" + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
+        attention = "Needs attention: " if check["status"] == "attention" else ""
+        click.echo(f"[{mark}] {attention}{check['message']}"
+                   + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
 
 
 @indexnow_group.command("enqueue")

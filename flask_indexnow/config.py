@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidURLError
+from .urls import ANY_HOST, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -28,28 +29,30 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
     "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
     "INDEXNOW_ENDPOINTS": (None, "several engines: a list of endpoint URLs (or a comma/space separated string), each sent every batch with its own retries, pause and budget; replaces INDEXNOW_ENDPOINT"),
-    "INDEXNOW_REQUESTS_PER_MINUTE": (None, "most POSTs each engine gets per minute, shared by every process through the cache; None: no budget"),
+    "INDEXNOW_REQUESTS_PER_MINUTE": (None, "most POSTs each engine gets per minute, shared by every process through the cache; None: no budget (at most 10000)"),
     "INDEXNOW_ALLOW_PRIVATE_ENDPOINT": (False, "lets the endpoint be http:// or a loopback/private host (tests, local sandboxes)"),
-    "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued; None: any public host, or SERVER_NAME's host when that is set"),
-    "INDEXNOW_QUEUE_ENABLED": (True, "the after-request tick; False: delivery only by the worker, scheduler or status page"),
-    "INDEXNOW_BATCH_SIZE": (100, "rows one worker pass claims"),
-    "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried"),
-    "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed"),
-    "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending"),
-    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds; must be less than INDEXNOW_STALE_AFTER"),
-    "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
-    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most"),
-    "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says"),
-    "INDEXNOW_TICK_BUDGET": (5, "seconds one tick may take at most, whatever the endpoint does; unsent rows go back to pending"),
-    "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
-    "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule"),
-    "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
-    "INDEXNOW_RESUBMIT_INTERVAL": (0, "seconds: an update for a URL delivered less than this long ago waits"),
-    "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
-    "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed"),
-    "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt)"),
-    "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never"),
     "INDEXNOW_BASE_URL": (None, "the site's canonical origin, e.g. https://www.example.org: url=/related= functions run in a request context for it, so url_for(_external=True) is canonical in and out of requests"),
+    "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued (a list, or one string separated by commas); "
+                                     "None: the hosts of INDEXNOW_BASE_URL, SERVER_NAME and INDEXNOW_KEYS, and with "
+                                     "none of those every URL is refused; '*': any public host"),
+    "INDEXNOW_QUEUE_ENABLED": (True, "the after-request tick; False: delivery only by the worker, scheduler or status page"),
+    "INDEXNOW_BATCH_SIZE": (100, "rows one worker pass claims (at most 10000)"),
+    "INDEXNOW_RETRY_DELAY": (300, "seconds before a temporary failure is retried (at most 2592000: 30 days)"),
+    "INDEXNOW_MAX_ATTEMPTS": (5, "attempts before a row is failed (at most 100)"),
+    "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending (at most 86400: 1 day)"),
+    "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds; must be less than INDEXNOW_STALE_AFTER (at most 300)"),
+    "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
+    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600)"),
+    "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says (at most 10000)"),
+    "INDEXNOW_TICK_BUDGET": (5, "seconds one tick may take at most, whatever the endpoint does; unsent rows go back to pending (at most 300)"),
+    "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
+    "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
+    "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
+    "INDEXNOW_RESUBMIT_INTERVAL": (0, "seconds: an update for a URL delivered less than this long ago waits (at most 31536000: 365 days)"),
+    "INDEXNOW_SCHEDULER_ENABLED": (True, "the tick keeps the built-in schedules in place (backup cron)"),
+    "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
+    "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -61,6 +64,27 @@ MAX_ENDPOINTS = 8
 MAX_ENDPOINT_LENGTH = 255
 #: The largest INDEXNOW_REQUESTS_PER_MINUTE: above it the budget would never hold anything back.
 MAX_REQUESTS_PER_MINUTE = 10_000
+
+#: key → (largest value, in words). Every numeric setting has one: a value
+#: beyond it is a typo or a unit mistake, and far beyond it (``1e300``) it
+#: would overflow date arithmetic on every pass instead of failing here.
+MAXIMA: dict[str, tuple[float, str]] = {
+    "INDEXNOW_BATCH_SIZE": (10_000, "10000"),
+    "INDEXNOW_RETRY_DELAY": (30 * 86_400, "2592000 seconds: 30 days"),
+    "INDEXNOW_MAX_ATTEMPTS": (100, "100"),
+    "INDEXNOW_STALE_AFTER": (86_400, "86400 seconds: 1 day"),
+    "INDEXNOW_TIMEOUT": (300, "300 seconds"),
+    "INDEXNOW_TICK_LOCK_TTL": (3_600, "3600 seconds"),
+    "INDEXNOW_TICK_BATCH_MAX": (10_000, "10000"),
+    "INDEXNOW_TICK_BUDGET": (MAX_TICK_BUDGET, "300 seconds"),
+    "INDEXNOW_HISTORY_RETENTION_DAYS": (3_650, "3650 days: 10 years"),
+    "INDEXNOW_RESUBMIT_INTERVAL": (365 * 86_400, "31536000 seconds: 365 days"),
+    "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
+    "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
+    "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
+    "INDEXNOW_REQUESTS_PER_MINUTE": (MAX_REQUESTS_PER_MINUTE, "10000"),
+}
+
 _KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
 _TRUE = {"1", "true", "yes", "on"}
@@ -121,13 +145,15 @@ def _number(key: str, value: Any, *, minimum: float, integer: bool, exclusive: b
             raise ConfigurationError(f"{key} must be a number, got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigurationError(f"{key} must be a number, got {value!r}")
-    if integer and not float(value).is_integer():
-        raise ConfigurationError(f"{key} must be a whole number, got {value!r}")
     if value != value or value in (float("inf"), float("-inf")):
         raise ConfigurationError(f"{key} must be a finite number, got {value!r}")
+    if integer and isinstance(value, float) and not value.is_integer():
+        raise ConfigurationError(f"{key} must be a whole number, got {value!r}")
     if value < minimum or (exclusive and value == minimum):
         relation = "greater than" if exclusive else "at least"
         raise ConfigurationError(f"{key} must be {relation} {minimum:g}, got {value!r}")
+    if key in MAXIMA and value > MAXIMA[key][0]:
+        raise ConfigurationError(f"{key} must be at most {MAXIMA[key][1]}, got {value!r}")
     return int(value) if integer else float(value)
 
 
@@ -157,18 +183,43 @@ def _key(value: Any) -> str | None:
     return repr(value)  # kept, so the status page says it is invalid rather than missing
 
 
-def _hosts(key: str, value: Any) -> frozenset[str] | None:
-    if value is None:
-        return None
+def _host(key: str, value: Any) -> str:
+    """One host of INDEXNOW_ALLOWED_HOSTS or INDEXNOW_KEYS, in the form URLs are stored with.
+
+    Only what a URL can carry is accepted: a mistyped entry (a scheme, a path,
+    a port, a space, a wildcard) or one no URL may ever use (``localhost``, a
+    private address) would silently match nothing, so it fails ``init_app``.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{key} holds {value!r}, which is not a host name")
+    host = value.strip()
+    hint = None
+    if "://" in host:
+        hint = "write the host alone, without the scheme"
+    elif "/" in host:
+        hint = "write the host alone, without a path"
+    elif "*" in host:
+        hint = "wildcards are not supported: list each host (or INDEXNOW_ALLOWED_HOSTS = '*' for any public host)"
+    elif host.count(":") == 1 and not host.startswith("["):
+        hint = "write the host alone, without a port"
+    if hint is None:
+        try:
+            return check_host(host)
+        except InvalidURLError as exc:
+            hint = str(exc)
+    raise ConfigurationError(f"{key}: {value!r} is not a host whose URLs can be submitted ({hint})")
+
+
+def _allowed_hosts(value: Any) -> frozenset[str] | None:
+    """INDEXNOW_ALLOWED_HOSTS as canonical hosts; None for '*' (any public host)."""
+    key = "INDEXNOW_ALLOWED_HOSTS"
     if isinstance(value, str):
         value = [part for part in re.split(r"[\s,]+", value) if part]
-    try:
-        hosts = [str(h).strip().lower().rstrip(".") for h in value]
-    except TypeError:
-        raise ConfigurationError(f"{key} must be a list of host names or None, got {value!r}") from None
-    if not all(hosts):
-        raise ConfigurationError(f"{key} holds an empty host name")
-    return frozenset(hosts)
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigurationError(f"{key} must be a list of host names, '*' or None, got {value!r}")
+    if ANY_HOST in value:
+        return None
+    return frozenset(_host(key, h) for h in value)
 
 
 def _keys(value: Any) -> dict[str, str]:
@@ -181,7 +232,7 @@ def _keys(value: Any) -> dict[str, str]:
             raise ConfigurationError(f"INDEXNOW_KEYS has a host that is not a name: {host!r}")
         if problem:
             raise ConfigurationError(f"INDEXNOW_KEYS[{host!r}]: " + problem.replace("INDEXNOW_KEY ", "the key ", 1))
-        keys[host.strip().lower().rstrip(".")] = key
+        keys[_host("INDEXNOW_KEYS", host)] = key
     return keys
 
 
@@ -205,10 +256,32 @@ def _base_url(value: Any) -> str | None:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
-def _server_name_host(server_name: Any) -> frozenset[str] | None:
-    if not isinstance(server_name, str) or not server_name:
+def _netloc_host(netloc: str) -> str | None:
+    """The public host of a ``host[:port]`` text (SERVER_NAME, a base URL), or None.
+
+    None for anything no URL may use (``localhost:5000`` in development):
+    such a host adds nothing to the allow-list rather than failing the app.
+    """
+    host = netloc[: netloc.find("]") + 1] if netloc.startswith("[") else netloc.split(":", 1)[0]
+    try:
+        return check_host(host)
+    except InvalidURLError:
         return None
-    return frozenset({server_name.split(":", 1)[0].lower().rstrip(".")})
+
+
+def derived_hosts(config: Mapping[str, Any], base_url: str | None, keys: Mapping[str, str]) -> frozenset[str]:
+    """The allow-list when INDEXNOW_ALLOWED_HOSTS is not set.
+
+    The hosts the app says it is: INDEXNOW_BASE_URL's, SERVER_NAME's and those
+    of INDEXNOW_KEYS. Empty when none is set: then every URL is refused.
+    """
+    hosts = set(keys)
+    for netloc in (urlsplit(base_url).netloc if base_url else None, config.get("SERVER_NAME")):
+        if isinstance(netloc, str) and netloc:
+            host = _netloc_host(netloc)
+            if host is not None:
+                hosts.add(host)
+    return frozenset(hosts)
 
 
 def load_settings(config: dict[str, Any]) -> Settings:
@@ -238,14 +311,15 @@ def load_settings(config: dict[str, Any]) -> Settings:
     if endpoints:
         endpoint = endpoints[0]
     per_minute = config["INDEXNOW_REQUESTS_PER_MINUTE"]
-    if per_minute is not None:
+    if per_minute is not None:  # (its maximum is in MAXIMA)
         per_minute = _number("INDEXNOW_REQUESTS_PER_MINUTE", per_minute, minimum=1, integer=True)
-        if per_minute > MAX_REQUESTS_PER_MINUTE:
-            raise ConfigurationError(
-                f"INDEXNOW_REQUESTS_PER_MINUTE must be at most {MAX_REQUESTS_PER_MINUTE}, got {per_minute}")
-    allowed = _hosts("INDEXNOW_ALLOWED_HOSTS", config["INDEXNOW_ALLOWED_HOSTS"])
-    if allowed is None:
-        allowed = _server_name_host(config.get("SERVER_NAME"))
+    keys = _keys(config["INDEXNOW_KEYS"] or {})
+    base_url = _base_url(config["INDEXNOW_BASE_URL"])
+    allowed_setting = config["INDEXNOW_ALLOWED_HOSTS"]
+    if allowed_setting is None or (isinstance(allowed_setting, str) and not allowed_setting.strip()):
+        allowed: frozenset[str] | None = derived_hosts(config, base_url, keys)
+    else:
+        allowed = _allowed_hosts(allowed_setting)
     cache_config = {
         "CACHE_" + name[len("INDEXNOW_CACHE_"):]: value
         for name, value in config.items()
@@ -255,7 +329,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
         key_location=key_location,
-        keys=_keys(config["INDEXNOW_KEYS"] or {}),
+        keys=keys,
         endpoint=endpoint if isinstance(endpoint, str) else "",
         allow_private_endpoint=_bool("INDEXNOW_ALLOW_PRIVATE_ENDPOINT", config["INDEXNOW_ALLOW_PRIVATE_ENDPOINT"]),
         allowed_hosts=allowed,
@@ -279,7 +353,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         job_max_attempts=num("INDEXNOW_JOB_MAX_ATTEMPTS", 1),
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
         forbidden_escalation=num("INDEXNOW_FORBIDDEN_ESCALATION", 0),
-        base_url=_base_url(config["INDEXNOW_BASE_URL"]),
+        base_url=base_url,
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,

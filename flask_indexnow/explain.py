@@ -20,8 +20,8 @@ from . import clock
 from .config import MAX_ENDPOINTS
 from .errors import InvalidURLError
 from .models import url_hash
-from .passlog import safe_text
 from .queue import make_entry
+from .safetext import safe_text
 from .state import IndexNowState
 from .urls import check_url
 

@@ -8,7 +8,7 @@ import click
 
 from .cli import friendly_errors, indexnow_group
 from .explain import explain_url
-from .passlog import safe_text
+from .safetext import safe_text
 from .state import get_state
 
 

@@ -10,7 +10,7 @@ so two workers that see the threshold together still log it once. A
 delivery the engine accepts (any 2xx) ends the streak and removes the marker;
 other answers (429, 5xx, timeouts) say nothing about the key and leave it.
 
-A cache that fails is logged and passed over: escalation is advice, and must
+A cache that fails is passed over (the breaker reports it once): escalation is advice, and must
 never stop a delivery.
 """
 
@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from .breaker import CacheUnavailable
 from .endpoint import Answer
 from .state import IndexNowState
 
@@ -60,14 +61,14 @@ def note_answer(state: IndexNowState, host: str, answer: Answer) -> int | None:
     if state.settings.forbidden_escalation <= 0:
         return None
     key = _key(state, host)
+    breaker = state.cache_breaker  # a failing cache is reported once, by the breaker
     try:
         if answer.http_status == 403:
-            return _bump(state.cache, key)
+            return breaker.call("counting a 403 streak", _bump, state.cache, key)
         if answer.outcome == "success" and answer.http_status is not None:
-            state.cache.delete_many(key, _marker(key))
-    except Exception as exc:
-        logger.warning("IndexNow: host=%s: could not keep the 403 streak in the cache (%s)", host,
-                       exc.__class__.__name__)
+            breaker.call("ending a 403 streak", state.cache.delete_many, key, _marker(key))
+    except CacheUnavailable:
+        pass
     return None
 
 
@@ -104,11 +105,10 @@ def escalate(state: IndexNowState, host: str, count: int) -> bool:
     if threshold <= 0 or count < threshold:
         return False
     try:
-        return bool(state.cache.add(_marker(_key(state, host)), count, timeout=STREAK_TTL))
-    except Exception as exc:
-        logger.warning("IndexNow: host=%s: could not mark the 403 streak escalated (%s); logging it anyway",
-                       host, exc.__class__.__name__)
-        return count == threshold
+        return bool(state.cache_breaker.call("marking a 403 streak", state.cache.add, _marker(_key(state, host)),
+                                             count, timeout=STREAK_TTL))
+    except CacheUnavailable:
+        return count == threshold  # without the cache, each process logs the streak when it reaches the threshold
 
 
 def streaks(state: IndexNowState, hosts: list[str]) -> dict[str, Streak]:
@@ -117,9 +117,9 @@ def streaks(state: IndexNowState, hosts: list[str]) -> dict[str, Streak]:
         return {}
     keys = [_key(state, host) for host in hosts]
     try:
-        values = state.cache.get_many(*[k for key in keys for k in (key, _marker(key))])
-    except Exception as exc:
-        logger.warning("IndexNow: could not read the 403 streaks from the cache (%s)", exc.__class__.__name__)
+        values = state.cache_breaker.call("reading the 403 streaks", state.cache.get_many,
+                                          *[k for key in keys for k in (key, _marker(key))])
+    except CacheUnavailable:
         return {}
     found = {}
     for index, host in enumerate(hosts):

@@ -12,13 +12,13 @@ hands the streak to :mod:`.forbidden`, which escalates once per streak.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from . import forbidden
 from .config import key_problem
 from .endpoint import Answer, key_for, key_location
+from .safetext import safe_text
 from .state import IndexNowState
 
 logger = logging.getLogger("flask_indexnow")
@@ -27,33 +27,13 @@ logger = logging.getLogger("flask_indexnow")
 ANSWER_CHARS = 200
 #: URLs a dry-run line lists before "… and N more".
 DRY_RUN_URLS = 10
-#: Controls, format characters (bidi overrides, zero-width), surrogates, line/paragraph separators.
-_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
-
-
-def safe_text(value: Any, limit: int | None = ANSWER_CHARS) -> str:
-    """``value`` as one line a terminal shows as it is: hidden characters become spaces.
-
-    Escape sequences, carriage returns and bidi overrides in an engine's
-    answer could otherwise rewrite or hide what an operator reads. Cut to
-    ``limit`` characters (the last one an ellipsis).
-    """
-    if value is None:
-        return ""
-    text = "".join(" " if unicodedata.category(ch) in _HIDDEN else ch for ch in str(value))
-    text = " ".join(text.split())
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 1)] + "…"
-    return text
-
-
 def _extra(state: IndexNowState, host: str | None) -> dict[str, Any]:
     return {"indexnow_host": host, "indexnow_endpoint": state.settings.endpoint}
 
 
 def url_list(urls: Sequence[str], shown: int = DRY_RUN_URLS) -> str:
     """``a, b, c … and 7 more``: readable however long the batch."""
-    text = ", ".join(safe_text(url, None) for url in urls[:shown])
+    text = ", ".join(safe_text(url) for url in urls[:shown])
     if len(urls) > shown:
         text += f" … and {len(urls) - shown} more"
     return text
@@ -71,7 +51,7 @@ def no_key(state: IndexNowState, host: str, count: int, error: str | None) -> No
     """ERROR: a batch failed before any POST because its host has no usable key."""
     logger.error(
         "IndexNow: host=%s endpoint=%s: %d URLs failed: %s",
-        host, state.settings.endpoint, count, safe_text(error), extra=_extra(state, host),
+        host, state.settings.endpoint, count, safe_text(error, ANSWER_CHARS), extra=_extra(state, host),
     )
 
 
@@ -84,7 +64,7 @@ def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
         f"status={reply.http_status if reply.http_status is not None else '-'} duration={reply.duration:.3f}s"
     )
     if reply.error:
-        text += f" error={safe_text(reply.error)}"
+        text += f" error={safe_text(reply.error, ANSWER_CHARS)}"
     location = _key_location(state, host)
     if reply.http_status == 403:
         text += " | " + forbidden_advice(location)

@@ -26,11 +26,16 @@ _INVISIBLE_RE = re.compile(
 )
 
 
-def safe_text(text: object) -> str:
+def safe_text(text: object, limit: int | None = None) -> str:
     """``text`` as one printable line: controls become a space, format characters go.
 
     Runs of whitespace are collapsed, so CR/LF cannot start a forged line and
-    an ``ESC ] 0 ; title BEL`` sequence is left as inert text.
+    an ``ESC ] 0 ; title BEL`` sequence is left as inert text. None gives "".
+    With ``limit``, the text is cut to that many characters, the last one an ellipsis.
     """
-    value = _INVISIBLE_RE.sub("", str(text))
-    return " ".join(_BREAKING_RE.sub(" ", value).split())
+    if text is None:
+        return ""
+    value = " ".join(_BREAKING_RE.sub(" ", _INVISIBLE_RE.sub("", str(text))).split())
+    if limit is not None and len(value) > limit:
+        value = value[: max(limit - 1, 1)] + "…"
+    return value

@@ -5,6 +5,17 @@ and remote sitemaps, in a request this process makes itself. So the rules are
 strict: absolute http(s) only, no credentials, and no host that points into a
 private network, written in any form a URL parser would accept (``127.1``,
 ``2130706433``, ``0x7f.1``, ``[::ffff:10.0.0.1]`` …).
+
+The host is mapped with UTS #46 (the IDNA mapping browsers use) *before* any
+check: ``１２７.０.０.１``, ``127.0.0。1`` or ``127.0.0.1`` with a soft hyphen
+before the last digit are the loopback address to a browser, so they are to
+us too. Every check then runs on the ASCII (punycode) result, which is also
+the form stored and sent.
+
+:func:`check_url` first tries a fast path for the common well-formed ASCII URL
+(a regular expression and a few string operations); whatever it does not
+recognise goes through the full check, which is the reference: the fast path
+gives exactly its result (``tests/core/test_url_fastpath.py`` proves it).
 """
 
 from __future__ import annotations
@@ -16,10 +27,28 @@ from collections.abc import Collection
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
+import idna
+
 from .errors import InvalidURLError
 
-#: The sitemap protocol's limit; search engines ignore longer URLs.
+#: The sitemap protocol's limit, and the size of the ``url`` columns; search
+#: engines ignore longer URLs. Checked on the normalised (stored) form.
 MAX_URL_LENGTH = 2048
+#: The size of the ``host`` columns. A DNS name is at most 253 characters, so
+#: every accepted host fits; the check on the stored form makes sure of it.
+MAX_HOST_LENGTH = 255
+#: Text longer than this is refused before it is parsed at all: normalisation
+#: can shorten a URL (a dropped fragment, ignorable characters in the host) but
+#: never by this much, and nobody's URL needs it.
+MAX_INPUT_LENGTH = 4 * MAX_URL_LENGTH
+#: ``INDEXNOW_ALLOWED_HOSTS = "*"``: any public host may be queued.
+ANY_HOST = "*"
+#: What to tell a site owner whose app has no allow-list at all.
+NO_ALLOWED_HOSTS = (
+    "no allowed hosts are configured, so no URL may be queued: set INDEXNOW_ALLOWED_HOSTS "
+    "(or INDEXNOW_BASE_URL or SERVER_NAME) to your site's host, or INDEXNOW_ALLOWED_HOSTS = '*' "
+    "to accept any public host"
+)
 
 _FORBIDDEN_SUFFIXES = (".localhost", ".internal")
 _FORBIDDEN_HOSTS = {"localhost"}
@@ -27,6 +56,20 @@ _LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 _IPV4_PART_RE = re.compile(r"^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
 _NUMERIC_LABEL_RE = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
+#: The common well-formed URL: lower-case http(s), a DNS name of ASCII letters,
+#: digits and hyphens whose last label starts with a letter (so it is no
+#: number), an optional port without leading zeros, then path, query and
+#: fragment of printable ASCII (the fragment may be any text but controls).
+#: Everything else (IP literals, punycode, underscores, a trailing dot, an
+#: empty query, user info …) takes the full path.
+_FAST_RE = re.compile(
+    r"(https?)://"
+    r"((?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)"
+    r"(?::([1-9][0-9]{0,4}))?"
+    r"(/[!-\"$->@-~]*)?"  # path: printable ASCII but '#' and '?'
+    r"(\?[!-\"$-~]+)?"  # query: printable ASCII but '#', not empty
+    r"(?:#[^\x00-\x20\x7f]*)?"
+)
 
 
 class CheckedURL(NamedTuple):
@@ -83,64 +126,143 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=4096)
-def check_host(host: str) -> str:
-    """Return ``host`` normalised (lower case, no trailing dot) or raise.
+def _to_ascii(host: str) -> str:
+    """Map ``host`` with UTS #46 and return its ASCII form, labels unchecked.
 
-    Accepts public DNS names with at least one dot and globally routable IP
-    literals (IPv6 in brackets); loopback, private, link-local,
-    reserved and the other non-public ranges are refused, in every spelling.
-    Cached: a bulk enqueue or a sitemap repeats a handful of hosts thousands
-    of times (a refusal raises, so it is never cached).
+    The mapping is what a browser does to a host: lower case, full-width and
+    other compatibility forms folded (``１`` → ``1``, ``。`` → ``.``), ignorable
+    characters (soft hyphen, zero-width space) removed. A label that is still
+    not plain ASCII is converted to punycode with the IDNA 2008 rules, and an
+    ``xn--`` label must be valid punycode. Plain ASCII labels keep the rules
+    checked afterwards (letters, digits, ``-`` and ``_``), as browsers do
+    (UTS #46 with CheckHyphens and UseSTD3ASCIIRules off).
     """
-    host = host.lower()
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False)
+    except UnicodeError as exc:  # idna.IDNAError is a UnicodeError
+        raise InvalidURLError(f"host {host!r} is not a valid name: {exc}") from None
+    labels = mapped.split(".")
+    for index, label in enumerate(labels):
+        if label.isascii() and not label.startswith("xn--"):
+            continue
+        try:
+            labels[index] = idna.alabel(label).decode("ascii")
+            # One spelling per name (RFC 5891 §5.3; older idna releases do not check it).
+            if label.startswith("xn--") and idna.alabel(idna.ulabel(label)).decode("ascii") != label:
+                raise idna.IDNAError("the A-label is not the canonical punycode of its name")
+        except UnicodeError as exc:
+            raise InvalidURLError(f"host {host!r} is not a valid internationalised name: {exc}") from None
+    return ".".join(labels)
+
+
+def canonical_host(host: str) -> str:
+    """Return the form ``host`` is stored and compared in, or raise :class:`InvalidURLError`.
+
+    Only the spelling is judged here: IPv6 literals compressed in brackets,
+    numeric IPv4 forms as dotted quads, names mapped to ASCII (punycode) with
+    no trailing dot. Whether the host may be *submitted* (public, not
+    ``localhost``, …) is :func:`check_host`'s question; the configuration uses
+    this function to compare its host lists with the URLs' hosts.
+    """
     if host.startswith("["):
-        if not host.endswith("]"):
+        if not host.endswith("]") or not host.isascii():
             raise InvalidURLError(f"host {host!r} is not a valid IPv6 literal")
         literal = host[1:-1].split("%", 1)[0]
         try:
-            address6 = ipaddress.IPv6Address(literal)
+            return f"[{ipaddress.IPv6Address(literal).compressed}]"
         except ValueError:
             raise InvalidURLError(f"host {host!r} is not a valid IPv6 literal") from None
-        if not _is_public(address6):
-            raise InvalidURLError(f"host {host} is not a public address")
-        return f"[{address6.compressed}]"
-    host = host.rstrip(".") if host.endswith(".") and not host.endswith("..") else host
-    if not host:
+    ascii_host = _to_ascii(host)
+    if ascii_host.endswith(".") and not ascii_host.endswith(".."):
+        ascii_host = ascii_host[:-1]
+    if not ascii_host:
         raise InvalidURLError("URL has no host")
-    labels = host.split(".")
+    labels = ascii_host.split(".")
     if _NUMERIC_LABEL_RE.match(labels[-1]):
-        address4 = _parse_ipv4(host)
-        if not _is_public(address4):
-            raise InvalidURLError(f"host {host} is not a public address")
-        return str(address4)
-    if host in _FORBIDDEN_HOSTS or host.endswith(_FORBIDDEN_SUFFIXES):
-        raise InvalidURLError(f"host {host} is reserved for local use")
-    if "." not in host:
-        raise InvalidURLError(f"host {host!r} has no dot: not a public name")
-    try:
-        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError:
-        raise InvalidURLError(f"host {host!r} is not a valid name") from None
-    if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in ascii_host.split(".")):
+        return str(_parse_ipv4(ascii_host))
+    if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
         raise InvalidURLError(f"host {host!r} is not a valid name")
-    return host
+    return ascii_host
+
+
+@functools.lru_cache(maxsize=4096)
+def check_host(host: str) -> str:
+    """Return ``host`` normalised (:func:`canonical_host`) if it may be submitted, or raise.
+
+    Accepts public DNS names with at least one dot and globally routable IP
+    literals (IPv6 in brackets); loopback, private, link-local, reserved and
+    the other non-public ranges and local names are refused, in
+    whatever spelling UTS #46 maps to it. Cached: a bulk enqueue or a sitemap
+    repeats a handful of hosts thousands of times (a refusal raises, so it is
+    never cached).
+    """
+    canonical = canonical_host(host)
+    if canonical.startswith("["):
+        if not _is_public(ipaddress.IPv6Address(canonical[1:-1])):
+            raise InvalidURLError(f"host {canonical} is not a public address")
+        return canonical
+    if _NUMERIC_LABEL_RE.match(canonical.rsplit(".", 1)[-1]):
+        if not _is_public(ipaddress.IPv4Address(canonical)):
+            raise InvalidURLError(f"host {canonical} is not a public address")
+        return canonical
+    if canonical in _FORBIDDEN_HOSTS or canonical.endswith(_FORBIDDEN_SUFFIXES):
+        raise InvalidURLError(f"host {canonical} is reserved for local use")
+    if "." not in canonical:
+        raise InvalidURLError(f"host {canonical!r} has no dot: not a public name")
+    if len(canonical) > MAX_HOST_LENGTH:  # cannot happen for a valid name; the column decides
+        raise InvalidURLError(f"host is longer than {MAX_HOST_LENGTH} characters")
+    return canonical
 
 
 def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> CheckedURL:
     """Validate ``url`` for submission and return it normalised, with its host.
 
     The fragment is dropped (engines ignore it, and it would defeat dedup); the
-    scheme and host are lower-cased. ``allowed_hosts``, when given, is the
-    complete list of hosts the site may submit.
+    scheme is lower-cased and the host mapped to its ASCII form
+    (:func:`canonical_host`). The normalised URL is at most
+    :data:`MAX_URL_LENGTH` characters: exactly what is stored and sent.
+    ``allowed_hosts``, when given, is the complete list of hosts the site may
+    submit, in canonical form; an empty one refuses every URL
+    with a message naming the settings to set. None accepts any public host.
     Raises :class:`InvalidURLError` with a reason a person can act on.
     """
     if not isinstance(url, str):
         raise InvalidURLError(f"URL must be a string, got {type(url).__name__}")
+    checked = _fast_check(url) or _full_check(url)
+    if allowed_hosts is not None and checked.host not in allowed_hosts:
+        if not allowed_hosts:
+            raise InvalidURLError(NO_ALLOWED_HOSTS)
+        raise InvalidURLError(f"host {checked.host} is not in INDEXNOW_ALLOWED_HOSTS")
+    return checked
+
+
+def _fast_check(url: str) -> CheckedURL | None:
+    """:func:`_full_check`'s result for a common well-formed URL, or None to take the full path.
+
+    Never refuses: anything unusual is left to the full check, so both paths
+    refuse the same URLs with the same messages.
+    """
+    match = _FAST_RE.fullmatch(url)
+    if match is None or len(url) > MAX_INPUT_LENGTH:
+        return None
+    scheme, host, port, path, query = match.groups()
+    host = host.lower()
+    if "xn--" in host or host.endswith(_FORBIDDEN_SUFFIXES) or len(host) > 253:
+        return None
+    if port is not None and int(port) > 65535:
+        return None
+    normalised = f"{scheme}://{host}{'' if port is None else ':' + port}{path or '/'}{query or ''}"
+    if len(normalised) > MAX_URL_LENGTH:
+        return None
+    return CheckedURL(normalised, host)
+
+
+def _full_check(url: str) -> CheckedURL:
+    """The reference check: parse, map the host, apply every rule, normalise."""
     url = url.strip()
     if not url:
         raise InvalidURLError("URL is empty")
-    if len(url) > MAX_URL_LENGTH:
+    if len(url) > MAX_INPUT_LENGTH:
         raise InvalidURLError(f"URL is longer than {MAX_URL_LENGTH} characters")
     if _CONTROL_RE.search(url):
         raise InvalidURLError("URL contains spaces or control characters")
@@ -158,8 +280,8 @@ def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> Chec
     if not netloc_host:
         raise InvalidURLError("URL has no host")
     host = check_host(netloc_host)
-    if allowed_hosts is not None and host not in allowed_hosts:
-        raise InvalidURLError(f"host {host} is not in INDEXNOW_ALLOWED_HOSTS")
     netloc = host if port is None else f"{host}:{port}"
-    path = parts.path or "/"
-    return CheckedURL(urlunsplit((scheme, netloc, path, parts.query, "")), host)
+    normalised = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    if len(normalised) > MAX_URL_LENGTH:
+        raise InvalidURLError(f"URL is longer than {MAX_URL_LENGTH} characters")
+    return CheckedURL(normalised, host)

@@ -39,6 +39,7 @@ def demo_app(database: str) -> Flask:
     app.config.update(
         SECRET_KEY="demo", SQLALCHEMY_DATABASE_URI=f"sqlite:///{database}", INDEXNOW_KEY="3f1c0d7e8a9b4c5d",
         INDEXNOW_QUEUE_ENABLED=False,  # the demo only shows; nothing is delivered
+        INDEXNOW_ALLOWED_HOSTS=["www.example.com", "blog.example.com", "shop.example.net"],
     )
     db = SQLAlchemy(app)
     indexnow = IndexNow(app, db=db)

@@ -39,6 +39,9 @@ NOWHERE_ENDPOINT = "http://127.0.0.1:9/indexnow"
 #: One prefix per test process: concurrent runs on the shared servers never meet.
 RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}_"
 
+#: The settings the allow-list is made from (SPEC §12).
+HOST_SETTINGS = ("INDEXNOW_ALLOWED_HOSTS", "INDEXNOW_BASE_URL", "SERVER_NAME")
+
 BACKENDS = ["sqlite", "postgresql", "mariadb"]
 SERVER_URLS = {"postgresql": POSTGRES_URL, "mariadb": MYSQL_URL}
 
@@ -163,6 +166,11 @@ class AppFactory:
     ) -> Flask:
         app = Flask(f"test_{len(self.apps)}")
         prefix = config.pop("INDEXNOW_TABLE_PREFIX", RUN_PREFIX)
+        if all(config.get(name) is None for name in HOST_SETTINGS):
+            # Most tests queue URLs of many made-up hosts: they opt out of the closed
+            # allow-list, unless they set one of its sources (an explicit
+            # INDEXNOW_ALLOWED_HOSTS=None tests the closed default itself).
+            config.setdefault("INDEXNOW_ALLOWED_HOSTS", "*")
         app.config.update(
             TESTING=True,
             SECRET_KEY="test-secret",

@@ -28,14 +28,15 @@ def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | N
     """Sum up :func:`stats.collect_status` data: errors first, then what needs a look.
 
     Failing warning-level checks (no worker seen, dry run) are notes: they
-    weaken a promise but do not stop the URLs from going out.
+    weaken a promise but do not stop the URLs from going out. Failing
+    attention-level checks (an open or empty host allow-list) need a look.
     """
     errors = [c["message"] for c in data["checks"] if c["status"] == "error"]
     notes = [c["message"] for c in data["checks"] if c["status"] == "warning"]
     if errors:
         return Verdict("error", "Not sending", errors, notes)
     queue = data["queue"]
-    reasons: list[str] = []
+    reasons = [c["message"] for c in data["checks"] if c["status"] == "attention"]
     if paused_until is not None:
         reasons.append(f"The endpoint asked to pause (HTTP 429); sending resumes at {paused_until:%Y-%m-%d %H:%M} UTC.")
     if queue["failed"]:

@@ -95,7 +95,8 @@ def test_values_from_the_environment_are_understood(key: str, value: object, att
 
 def test_server_name_limits_hosts_by_default() -> None:
     assert load_settings({"SERVER_NAME": "www.example.com:8000"}).allowed_hosts == frozenset({"www.example.com"})
-    assert load_settings({}).allowed_hosts is None
+    assert load_settings({}).allowed_hosts == frozenset()  # closed: nothing configured, nothing allowed (SPEC §12)
+    assert load_settings({"INDEXNOW_ALLOWED_HOSTS": "*"}).allowed_hosts is None
     explicit = load_settings({"SERVER_NAME": "a.example.com", "INDEXNOW_ALLOWED_HOSTS": ["b.example.com"]})
     assert explicit.allowed_hosts == frozenset({"b.example.com"})
 

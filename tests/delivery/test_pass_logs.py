@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from flask_indexnow.passlog import safe_text, url_list
+from flask_indexnow.passlog import url_list
+from flask_indexnow.safetext import safe_text
 from flask_indexnow.testing import Reply
 
 from .conftest import ext
@@ -62,14 +63,14 @@ def test_a_failure_carries_the_start_of_the_answer_made_safe(make_app, endpoint,
         ext(app).process_queue()
     [record] = _batch_records(caplog)
     error = record.getMessage().split(" error=", 1)[1]
-    assert error.startswith("HTTP 400: [2J ]0;owned Access denied gnp.exe x")
+    assert error.startswith("HTTP 400: [2J ]0;owned Access deniedgnp.exe x")  # format characters go, controls become spaces
     assert len(error) == 200 and error.endswith("…")
     assert not any(ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u202e\u200b" for ch in record.getMessage())
 
 
 def test_safe_text_and_url_list() -> None:
-    assert safe_text("a\tb\x00c\u2028d\u2066e  f") == "a b c d e f"
-    assert safe_text("y" * 300) == "y" * 199 + "…"
+    assert safe_text("a\tb\x00c\u2028d\u2066e  f") == "a b c de f"  # controls become spaces, format characters go
+    assert safe_text("y" * 300, 200) == "y" * 199 + "…"
     assert safe_text(None) == ""
     assert url_list(["u1", "u2"], shown=3) == "u1, u2"
     assert url_list([f"u{n}" for n in range(5)], shown=2) == "u0, u1 … and 3 more"

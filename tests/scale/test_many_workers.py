@@ -39,4 +39,4 @@ def test_four_workers_deliver_50000_urls_exactly_once(make_app, counting_endpoin
     assert count(app, "History", status="success") == URLS
     assert count(app) == 0
     # The work was shared: more than one process claimed rows.
-    assert sum("IndexNow pass: claimed" in log for log in logs) >= 2, logs
+    assert sum("IndexNow pass endpoint=" in log for log in logs) >= 2, logs
