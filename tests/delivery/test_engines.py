@@ -7,6 +7,7 @@ names the engine that answered.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
@@ -16,6 +17,7 @@ import pytest
 from flask_indexnow import engines, forbidden, queue, signals, worker
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
 from flask_indexnow.errors import ConfigurationError
+from flask_indexnow.explain import explain_url
 from flask_indexnow.status.document import status_document
 
 from ..endpoint_server import EndpointServer, Reply
@@ -229,3 +231,24 @@ def test_an_unchanged_save_while_one_engine_retries_goes_to_that_engine_only(mak
         queue.enqueue(state_of(app), "https://example.com/a", fingerprint="v2")  # changed: both engines again
         assert sorted(r["engine"] for r in queue_rows(app)) == sorted([endpoint.url, second.url])
     assert endpoint.urls == ["https://example.com/a"]
+
+
+def test_explain_tells_each_engines_part(make_app, endpoint, second, clock):
+    second.script(Reply(503, body="busy"))
+    app = two_engines(make_app, endpoint, second, INDEXNOW_REQUESTS_PER_MINUTE=10)
+    with app.app_context():
+        ext(app).enqueue("https://example.com/a")
+        ext(app).process_queue()
+        found = explain_url(state_of(app), "https://example.com/a")
+        result = app.test_cli_runner().invoke(args=["indexnow", "explain", "https://example.com/a", "--json"])
+    first, other = found.engines
+    assert (first["engine"], first["queue"]) == (endpoint.url, None)  # A has it: no row left
+    assert (other["engine"], other["queue"]["status"], other["queue"]["attempts"]) == (second.url, "pending", 1)
+    assert other["budget"]["used"] == 1 and other["budget"]["limit"] == 10
+    assert any(line.startswith(f"Engine {second.url}: pending, 1 attempt(s)") and "HTTP 503" in line
+               for line in found.story)
+    assert any(line.startswith(f"Engine {endpoint.url}: no row") for line in found.story)
+    assert sorted((h["engine"], h["http_status"]) for h in found.history) == sorted(
+        [(endpoint.url, 200), (second.url, 503)])
+    assert result.exit_code == 0, result.output
+    assert [e["engine"] for e in json.loads(result.output)["engines"]] == [endpoint.url, second.url]
