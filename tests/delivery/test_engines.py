@@ -15,6 +15,7 @@ from datetime import timedelta
 import pytest
 
 from flask_indexnow import engines, forbidden, queue, signals, worker
+from flask_indexnow.checks import run_checks
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.explain import explain_url
@@ -212,6 +213,16 @@ def test_each_engine_is_checked_before_sending(make_app, endpoint, clock):
         result = ext(app).process_queue()
     assert "INDEXNOW_ENDPOINTS" in result.skipped_reason and "ftp://bad.example/x" in result.skipped_reason
     assert endpoint.requests == []
+    with app.app_context():
+        (check,) = [c for c in run_checks(state_of(app)) if c.name == "endpoint"]
+    assert not check.ok and "ftp://bad.example/x" in check.message
+
+
+def test_the_endpoint_check_names_every_engine(make_app, endpoint, second):
+    app = two_engines(make_app, endpoint, second)
+    with app.app_context():
+        (check,) = [c for c in run_checks(state_of(app)) if c.name == "endpoint"]
+    assert check.ok and check.message == f"Submissions go to {endpoint.url}, {second.url}."
 
 
 def test_an_unchanged_save_while_one_engine_retries_goes_to_that_engine_only(make_app, endpoint, second, clock):
