@@ -263,3 +263,14 @@ def test_explain_tells_each_engines_part(make_app, endpoint, second, clock):
         [(endpoint.url, 200), (second.url, 503)])
     assert result.exit_code == 0, result.output
     assert [e["engine"] for e in json.loads(result.output)["engines"]] == [endpoint.url, second.url]
+
+
+def test_the_status_command_has_a_line_per_engine(make_app, endpoint, second, clock):
+    second.script(503)
+    app = two_engines(make_app, endpoint, second, INDEXNOW_REQUESTS_PER_MINUTE=4)
+    with app.app_context():
+        ext(app).enqueue("https://example.com/a")
+        ext(app).process_queue()
+    output = app.test_cli_runner().invoke(args=["indexnow", "status"]).output
+    assert f"Engine {endpoint.url}: 0 pending, 0 processing, 0 failed; 1/4 requests this minute" in output
+    assert f"Engine {second.url}: 1 pending, 0 processing, 0 failed; 1/4 requests this minute" in output
