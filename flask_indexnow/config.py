@@ -82,7 +82,6 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
     "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
-    "INDEXNOW_REQUESTS_PER_MINUTE": (MAX_REQUESTS_PER_MINUTE, "10000"),
 }
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
@@ -311,8 +310,11 @@ def load_settings(config: dict[str, Any]) -> Settings:
     if endpoints:
         endpoint = endpoints[0]
     per_minute = config["INDEXNOW_REQUESTS_PER_MINUTE"]
-    if per_minute is not None:  # (its maximum is in MAXIMA)
+    if per_minute is not None:  # (not in MAXIMA: that table holds the settings with a numeric default)
         per_minute = _number("INDEXNOW_REQUESTS_PER_MINUTE", per_minute, minimum=1, integer=True)
+        if per_minute > MAX_REQUESTS_PER_MINUTE:
+            raise ConfigurationError(
+                f"INDEXNOW_REQUESTS_PER_MINUTE must be at most {MAX_REQUESTS_PER_MINUTE}, got {per_minute}")
     keys = _keys(config["INDEXNOW_KEYS"] or {})
     base_url = _base_url(config["INDEXNOW_BASE_URL"])
     allowed_setting = config["INDEXNOW_ALLOWED_HOSTS"]
