@@ -88,7 +88,7 @@ def _tick(state: IndexNowState) -> PassResult | None:
         held = lock is not None and lock.acquire()
     except CacheUnavailable:
         # Without the cache, tick anyway: tick_guard keeps this process to one
-        # tick at a time, the database claim keeps delivery exactly-once, and
+        # tick at a time, the database claim gives each row to one pass at a time, and
         # the in-process next-due time keeps idle requests from ticking at all.
         state.quiet_log.log("tick-lock", logging.WARNING,
                             "IndexNow: cache unavailable for the tick lock; ticking without it")
