@@ -27,7 +27,7 @@ import requests
 import sqlalchemy as sa
 from flask import current_app
 
-from . import clock, due, passlog, signals
+from . import clock, due, passlog, retry, signals
 from .breaker import CacheUnavailable
 from .config import key_problem
 from .endpoint import (
@@ -35,7 +35,6 @@ from .endpoint import (
     Answer,
     key_for,
     post_batch,
-    retry_at,
     sending_problem,
 )
 from .models import url_hash
@@ -95,9 +94,6 @@ class PassResult:
 Claimed: TypeAlias = "sa.Row[Any]"
 
 
-_DB_ATTEMPTS = 4
-
-
 @contextmanager
 def _transaction(engine: Any) -> Iterator[Any]:
     """One short write transaction of the pass.
@@ -114,33 +110,17 @@ def _transaction(engine: Any) -> Iterator[Any]:
 
 
 def _retrying(work: Callable[[Any], T], engine: Any) -> T:
-    """Run ``work(connection)`` in :func:`_transaction`, again after a deadlock or lock timeout.
+    """Run ``work(connection)`` in :func:`_transaction`, again after a transient refusal (:func:`retry.retrying`).
 
-    Each try is a whole transaction, rolled back on failure, so a retry
-    repeats nothing half-done. Losing a batch's outcome to a deadlock would
-    leave it claimed until INDEXNOW_STALE_AFTER and then send it twice.
+    Losing a batch's outcome to a deadlock would leave it claimed until
+    INDEXNOW_STALE_AFTER and then send it twice.
     """
-    for attempt in range(1, _DB_ATTEMPTS + 1):
-        try:
-            with _transaction(engine) as connection:
-                return work(connection)
-        except sa.exc.DBAPIError as exc:
-            if attempt == _DB_ATTEMPTS or not _is_transient(exc):
-                raise
-            logger.info("IndexNow: database busy (%s); trying again", exc.orig)
-            time.sleep(0.05 * attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
 
+    def step() -> T:
+        with _transaction(engine) as connection:
+            return work(connection)
 
-def _is_transient(exc: sa.exc.DBAPIError) -> bool:
-    """A deadlock, serialization failure or lock timeout: the transaction may simply be run again."""
-    orig = exc.orig
-    if getattr(orig, "sqlstate", None) in ("40001", "40P01", "55P03"):  # PostgreSQL
-        return True
-    args = getattr(orig, "args", ())
-    if args and args[0] in (1205, 1213):  # MySQL/MariaDB: lock wait timeout, deadlock
-        return True
-    return "database is locked" in str(orig)  # SQLite, after its busy timeout
+    return retry.retrying(step)
 
 
 def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: float | None = None) -> PassResult:
@@ -494,8 +474,8 @@ def finish(
     if success:
         params["status"] = "dry_run" if settings.dry_run else "success"
     else:
-        params["limit"] = 0 if answer.outcome == "failed" else settings.max_attempts
-        params["retry_at"] = retry_at(settings, answer, now)
+        params["limit"] = retry.url_attempt_limit(settings, answer.outcome)
+        params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
 
@@ -512,7 +492,7 @@ def finish(
             return
         for row in rows:
             if owned is None or row.id in owned:
-                (failed if row.attempts + 1 >= params["limit"] else retried).append(row)
+                (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
 
     _retrying(work, engine)
 
@@ -586,7 +566,7 @@ def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
     this process and shared with the others through the cache.
     """
     now = clock.utcnow()
-    seconds = (retry_at(state.settings, answer, now) - now).total_seconds()
+    seconds = (retry.retry_at(state.settings, answer.retry_after, now) - now).total_seconds()
     if seconds <= 0:
         return
     until = now.timestamp() + seconds

@@ -19,28 +19,23 @@ INDEXNOW_STALE_AFTER (or failed, if that was its last attempt).
 from __future__ import annotations
 
 import logging
-import random
 import secrets
 import threading
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 
 from .. import clock
+from ..retry import gives_up, job_retry_at, retrying
 from ..sqlutil import dialect_name
 from ..state import IndexNowState
 
 logger = logging.getLogger("flask_indexnow")
 
-T = TypeVar("T")
-
-#: The longest a retry waits, whatever the backoff says.
-MAX_BACKOFF = 86400.0
 _ERROR_MAX = 2000
 
 
@@ -125,7 +120,7 @@ def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
     def take_back() -> tuple[int, int]:
         with engine.begin() as connection:
             failed = connection.execute(
-                sa.update(jobs).where(ours, jobs.c.attempts >= jobs.c.max_attempts)
+                sa.update(jobs).where(ours, gives_up(jobs.c.attempts, jobs.c.max_attempts))
                 .values(status="failed", finished_at=now, **released)
             ).rowcount
             retried = connection.execute(
@@ -234,12 +229,11 @@ def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
     values: dict[str, Any]
     if error is None:
         status, values = "completed", {"finished_at": now, "last_error": None, **released}
-    elif job.attempts >= job.max_attempts:
+    elif gives_up(job.attempts, job.max_attempts):
         status, values = "failed", {"finished_at": now, "last_error": error[:_ERROR_MAX], **released}
     else:
-        delay = min(MAX_BACKOFF, state.settings.job_retry_delay * 2 ** (job.attempts - 1))
         status = "pending"
-        values = {"available_at": now + timedelta(seconds=delay), "last_error": error[:_ERROR_MAX], **released}
+        values = {"available_at": job_retry_at(state.settings, job.attempts, now), "last_error": error[:_ERROR_MAX], **released}
     def write() -> int:
         with state.engine().begin() as connection:
             return int(connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount)
@@ -273,31 +267,6 @@ def run_due(
             break
         run_one(state, job, result)
     return result
-
-
-def retrying(step: Callable[[], T], attempts: int = 4) -> T:
-    """Run a short transaction again when the database chose it as a deadlock victim.
-
-    Workers racing on the same rows can deadlock on MySQL/MariaDB (and, more
-    rarely, PostgreSQL); the database rolls one back, which is safe to redo.
-    """
-    for attempt in range(1, attempts + 1):
-        try:
-            return step()
-        except sa.exc.DBAPIError as exc:
-            if attempt == attempts or not _is_deadlock(exc):
-                raise
-            time.sleep(random.uniform(0.005, 0.05) * attempt)
-    raise AssertionError("unreachable")
-
-
-def _is_deadlock(exc: sa.exc.DBAPIError) -> bool:
-    orig = exc.orig
-    code = getattr(orig, "sqlstate", None)
-    if code in ("40P01", "40001"):  # PostgreSQL: deadlock, serialization failure
-        return True
-    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
-    return bool(args) and args[0] in (1213, 1205)  # MySQL: deadlock, lock wait timeout
 
 
 class _Lease:
