@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .config import key_problem
-from .endpoint import endpoint_problem
-from .keyfile import serves_key_file
+from .delivery.endpoint import endpoint_problem
+from .keys.keyfile import serves_key_file
+from .keys.rules import key_problem
 from .state import IndexNowState
 
 _LOCK_FIT = {"RedisCache", "RedisSentinelCache", "RedisClusterCache", "MemcachedCache", "SASLMemcachedCache",

@@ -18,13 +18,13 @@ import sqlalchemy as sa
 from flask.cli import AppGroup
 
 from . import queue as queue_module
+from .delivery.worker import process_queue
 from .errors import IndexNowError, InvalidURLError
 from .missing import is_missing_table, missing_tables_message
 from .safetext import safe_text
 from .state import get_state
 from .status.document import status_document
 from .urls import check_url
-from .worker import process_queue
 
 F = TypeVar("F", bound=Callable[..., Any])
 

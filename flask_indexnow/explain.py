@@ -125,7 +125,7 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         until = clock.as_utc(entry.last_success_at) + timedelta(seconds=interval)
         explanation.resubmit_held_until = until if until > now else None
 
-    from .worker import endpoint_paused_until
+    from .delivery.worker import endpoint_paused_until
 
     explanation.endpoint_paused_until = endpoint_paused_until(state)
     explanation.story = _story(state, explanation, now)

@@ -9,12 +9,14 @@ from typing import Any, TypeVar
 
 from flask import Flask
 
-from . import bridge, events, queue, scheduling, worker
-from . import tick as tick_module
+from . import queue, scheduling
 from .config import load_settings
-from .events import Adapter
+from .delivery import tick as tick_module
+from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
+from .watching import bridge, events
+from .watching.events import Adapter
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -23,7 +23,8 @@ import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, due, setsql, signals
+from . import clock, signals
+from .delivery import due, setsql
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash

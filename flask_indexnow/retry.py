@@ -11,7 +11,7 @@
   transient reason (deadlock, serialization failure, lock timeout, "database is locked")
   is simply run again; URL passes and jobs share the rule.
 
-(The set-based SQL in :mod:`flask_indexnow.setsql` writes :func:`gives_up` as
+(The set-based SQL in :mod:`flask_indexnow.delivery.setsql` writes :func:`gives_up` as
 ``attempts + 1 >= :limit``, with the limit from :func:`url_attempt_limit`.)
 """
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .cli import friendly_errors, indexnow_group, key_group
-from .keycheck import check_key_files
+from .keys.keycheck import check_key_files
 from .safetext import safe_text
 from .sitemap import SitemapResult, parse_since, submit_sitemap
 from .state import get_state

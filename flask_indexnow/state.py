@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, current_app, has_app_context
 
-from .breaker import CacheBreaker, GuardedCache
 from .config import Settings
+from .delivery.breaker import CacheBreaker, GuardedCache
+from .delivery.ratelog import RateLimitedLog
 from .models import Models
-from .ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
+    from .delivery.outbound import OutboundSession
     from .extension import IndexNow
-    from .outbound import OutboundSession
 
 logger = logging.getLogger("flask_indexnow")
 

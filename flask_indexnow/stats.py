@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .checks import run_checks
-from .keystate import KEY_STATES, host_key_states
+from .keys.keystate import KEY_STATES, host_key_states
 from .sqlutil import dialect_name
 from .state import IndexNowState
 

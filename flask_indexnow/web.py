@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask, request
 
-from .keyfile import register_key_file
+from .keys.keyfile import register_key_file
 from .state import IndexNowState
 
 

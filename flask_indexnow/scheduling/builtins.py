@@ -37,7 +37,7 @@ RECHECK_SECONDS = 3600.0
 
 
 def _process_queue(payload: Any) -> None:
-    from ..worker import process_queue
+    from ..delivery.worker import process_queue
 
     limit = payload.get("limit") if isinstance(payload, dict) else None
     process_queue(get_state(), limit)

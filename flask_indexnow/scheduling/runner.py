@@ -28,9 +28,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import PassResult, process_queue
 from ..missing import is_missing_table, tables_missing_error
 from ..state import IndexNowState
-from ..worker import PassResult, process_queue
 from . import jobs, scheduler
 from .builtins import ensure_builtin_schedules
 

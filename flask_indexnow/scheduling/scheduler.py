@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
-from ..breaker import CacheUnavailable
+from ..delivery.breaker import CacheUnavailable
 from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import jobs

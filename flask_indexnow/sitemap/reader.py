@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..endpoint import new_http_session
+from ..delivery.endpoint import new_http_session
 from ..state import logger
 from .dates import parse_since, parse_w3c_datetime
 from .document import iter_document_bytes, parse_document

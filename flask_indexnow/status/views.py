@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from flask import abort, jsonify, redirect, render_template, request, session, url_for
 from flask.typing import ResponseReturnValue
 
-from .. import queue, worker
+from .. import queue
+from ..delivery import worker
 from ..state import IndexNowState, get_state
 from . import csrf
 from .chart import build_chart

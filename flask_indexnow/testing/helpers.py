@@ -20,7 +20,7 @@ from ..state import get_state
 if TYPE_CHECKING:
     from flask import Flask
 
-    from ..worker import PassResult
+    from ..delivery.worker import PassResult
     from .recorder import RecordingEndpoint
 
 
@@ -104,7 +104,7 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     Rows waiting for a publication date or a retry stay queued, as in
     production: move the clock (``flask_indexnow.clock.set_source``) to make them due.
     """
-    from ..worker import process_queue
+    from ..delivery.worker import process_queue
 
     state = get_state(app)
     with app.app_context():

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from flask_indexnow import retry, worker
+from flask_indexnow import retry
+from flask_indexnow.delivery import worker
 
 from .conftest import ext, queue_rows, state_of
 

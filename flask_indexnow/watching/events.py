@@ -18,11 +18,12 @@ import sqlalchemy as sa
 from flask import Flask, current_app, has_app_context
 from werkzeug.routing import BuildError
 
-from . import baseurl, signals, skipped, standalone
-from .errors import InvalidURLError, TablesMissingError
-from .missing import is_missing_table, missing_tables_message
-from .queue import Entry, after_write, make_entry, write_entries
-from .state import IndexNowState, logger
+from .. import signals
+from ..errors import InvalidURLError, TablesMissingError
+from ..missing import is_missing_table, missing_tables_message
+from ..queue import Entry, after_write, make_entry, write_entries
+from ..state import IndexNowState, logger
+from . import baseurl, skipped, standalone
 
 _MISSING: Any = object()
 

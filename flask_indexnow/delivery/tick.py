@@ -12,11 +12,12 @@ import time
 
 from flask import Flask, Response, g
 
-from . import clock, due
+from .. import clock
+from ..missing import is_missing_table, missing_tables_message
+from ..state import IndexNowState, get_state
+from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
-from .missing import is_missing_table, missing_tables_message
-from .state import IndexNowState, get_state
 from .worker import PassResult, process_queue
 
 LOCK_NAME = "indexnow_queue_tick"
@@ -88,7 +89,7 @@ def _tick(state: IndexNowState) -> PassResult | None:
         held = lock is not None and lock.acquire()
     except CacheUnavailable:
         # Without the cache, tick anyway: tick_guard keeps this process to one
-        # tick at a time, the database claim keeps delivery exactly-once, and
+        # tick at a time, the database claim gives each row to one pass at a time, and
         # the in-process next-due time keeps idle requests from ticking at all.
         state.quiet_log.log("tick-lock", logging.WARNING,
                             "IndexNow: cache unavailable for the tick lock; ticking without it")
@@ -98,7 +99,7 @@ def _tick(state: IndexNowState) -> PassResult | None:
     try:
         result = process_queue(state, limit=min(settings.tick_batch_max, settings.batch_size), deadline=deadline)
         if settings.scheduler_enabled:
-            from .scheduling import ensure_builtin_schedules
+            from ..scheduling import ensure_builtin_schedules
 
             ensure_builtin_schedules(state)
         return result

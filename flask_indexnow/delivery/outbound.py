@@ -50,11 +50,11 @@ from urllib3.exceptions import (
     NewConnectionError,
 )
 
-from .errors import IndexNowError, InvalidURLError
-from .urls import check_host
+from ..errors import IndexNowError, InvalidURLError
+from ..urls import check_host
 
 if TYPE_CHECKING:
-    from .state import IndexNowState
+    from ..state import IndexNowState
 
 __all__ = [
     "OutboundSession",

@@ -21,9 +21,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .clock import as_utc
-from .retry import gives_up
-from .sqlutil import dialect_name
+from ..clock import as_utc
+from ..retry import gives_up
+from ..sqlutil import dialect_name
 
 #: The dialects with a set-based path; others use the portable SQLAlchemy one.
 SUPPORTED = ("postgresql", "sqlite", "mysql")

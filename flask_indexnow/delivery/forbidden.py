@@ -22,9 +22,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ..state import IndexNowState
 from .breaker import CacheUnavailable
 from .endpoint import Answer
-from .state import IndexNowState
 
 logger = logging.getLogger("flask_indexnow")
 

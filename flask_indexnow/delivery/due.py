@@ -27,9 +27,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import has_request_context
 
-from . import clock
+from .. import clock
+from ..state import IndexNowState
 from .breaker import CacheUnavailable
-from .state import IndexNowState
 
 MAX_AGE = 60
 #: Seconds a process trusts its in-memory copy of the next-due time.

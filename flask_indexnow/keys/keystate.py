@@ -18,11 +18,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock, forbidden
-from .config import key_problem
-from .endpoint import key_for, key_location
+from .. import clock
+from ..delivery import forbidden
+from ..state import IndexNowState
 from .keyfile import serves_key_file
-from .state import IndexNowState
+from .rules import key_for, key_location, key_problem
 
 KEY_STATES = ("unknown", "pending", "verified", "rejected")
 #: The answers that say something about the key, and what they say.

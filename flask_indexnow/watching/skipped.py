@@ -14,8 +14,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock
-from .state import IndexNowState, logger
+from .. import clock
+from ..state import IndexNowState, logger
 
 _KEY = "indexnow_skipped:"
 #: A bucket lives a little longer than the window it is summed over.

@@ -27,11 +27,12 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from werkzeug.routing import BuildError
 
-from . import baseurl, signals, skipped, standalone
+from .. import signals
+from ..queue import discard_pending_due, flush_pending_due, send_signal
+from ..state import IndexNowState, logger
+from . import baseurl, skipped, standalone
 from .before import Shadows
 from .events import Adapter, find_adapter
-from .queue import discard_pending_due, flush_pending_due, send_signal
-from .state import IndexNowState, logger
 
 _installed = False
 #: What a failed adapter call returns (told apart from a function that returned None).

@@ -15,11 +15,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..keys.rules import key_for, key_location, key_problem
+from ..safetext import safe_text
+from ..state import IndexNowState
 from . import forbidden
-from .config import key_problem
-from .endpoint import Answer, key_for, key_location
-from .safetext import safe_text
-from .state import IndexNowState
+from .endpoint import Answer
 
 logger = logging.getLogger("flask_indexnow")
 

@@ -23,9 +23,9 @@ from flask import current_app, has_app_context
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
+from ..queue import Entry, after_write, write_entries
+from ..state import IndexNowState, logger
 from . import skipped
-from .queue import Entry, after_write, write_entries
-from .state import IndexNowState, logger
 
 _DEFERRED_KEY = "indexnow_deferred_entries"
 _installed = False

@@ -10,13 +10,14 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
+from ..config import Settings
+from ..errors import InvalidURLError
+from ..keys.rules import key_location, key_problem
+from ..retry import classify, parse_retry_after
+from ..safetext import safe_text
+from ..urls import check_host
 from . import outbound
-from .config import Settings, key_problem
-from .errors import InvalidURLError
 from .outbound import new_http_session as new_http_session  # where it lived before outbound.py
-from .retry import classify, parse_retry_after
-from .safetext import safe_text
-from .urls import check_host
 
 #: The protocol's limit of URLs in one request.
 MAX_URLS_PER_REQUEST = 10_000
@@ -59,16 +60,6 @@ def sending_problem(settings: Settings) -> str | None:
     else:
         problem = key_problem(settings.key)
     return problem or endpoint_problem(settings)
-
-
-def key_for(settings: Settings, host: str) -> str | None:
-    """The key a batch for ``host`` carries: INDEXNOW_KEYS first, then INDEXNOW_KEY."""
-    return settings.keys.get(host) or settings.key
-
-
-def key_location(settings: Settings, host: str, key: str) -> str:
-    template = settings.key_location or "https://{host}/{key}.txt"
-    return template.replace("{host}", host).replace("{key}", key)
 
 
 @dataclass(frozen=True)

@@ -27,22 +27,22 @@ import requests
 import sqlalchemy as sa
 from flask import current_app
 
-from . import clock, due, passlog, retry, signals
+from .. import clock, retry, signals
+from ..keys.rules import key_for, key_problem
+from ..models import url_hash
+from ..queue import send_signal
+from ..sqlutil import chunks, dialect_name, upsert
+from ..state import IndexNowState
+from . import due, passlog
 from .breaker import CacheUnavailable
-from .config import key_problem
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
     Answer,
-    key_for,
     post_batch,
     sending_problem,
 )
-from .models import url_hash
 from .outbound import app_session
-from .queue import send_signal
 from .setsql import finish_batch
-from .sqlutil import chunks, dialect_name, upsert
-from .state import IndexNowState
 
 logger = logging.getLogger("flask_indexnow")
 

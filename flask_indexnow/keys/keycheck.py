@@ -23,14 +23,13 @@ import requests
 import sqlalchemy as sa
 import urllib3
 
-from . import outbound
-from .config import key_problem
-from .endpoint import key_for, key_location
-from .errors import InvalidURLError
-from .outbound import new_http_session
-from .safetext import safe_text
-from .state import IndexNowState
-from .urls import check_url
+from ..delivery import outbound
+from ..delivery.outbound import new_http_session
+from ..errors import InvalidURLError
+from ..safetext import safe_text
+from ..state import IndexNowState
+from ..urls import check_url
+from .rules import key_for, key_location, key_problem
 
 #: Bytes of a key file read at most: a key is 8-128 characters.
 MAX_BODY = 4096
