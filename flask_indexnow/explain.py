@@ -17,11 +17,13 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import clock
+from .delivery.worker import endpoint_paused_until
 from .errors import InvalidURLError
 from .models import url_hash
 from .queue import make_entry
 from .safetext import safe_text
 from .state import IndexNowState
+from .status.display import duration
 from .urls import check_url
 
 #: History rows shown, newest first.
@@ -125,8 +127,6 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         until = clock.as_utc(entry.last_success_at) + timedelta(seconds=interval)
         explanation.resubmit_held_until = until if until > now else None
 
-    from .delivery.worker import endpoint_paused_until
-
     explanation.endpoint_paused_until = endpoint_paused_until(state)
     explanation.story = _story(state, explanation, now)
     return explanation
@@ -172,8 +172,6 @@ def _when(value: datetime, now: datetime) -> str:
 
 
 def _span(seconds: float) -> str:
-    from .status.display import duration
-
     return duration(seconds)
 
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from flask import Flask
 
 from . import queue, scheduling
+from .cli import indexnow_group
 from .config import load_settings
 from .delivery import tick as tick_module
 from .delivery import worker
@@ -17,6 +18,7 @@ from .models import Models, get_models
 from .state import IndexNowState, get_state
 from .watching import bridge, events
 from .watching.events import Adapter
+from .web import register_web
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,9 +72,6 @@ class IndexNow:
         events.connect_receivers()
         bridge.install()
         app.after_request(tick_module.schedule_after_response)
-
-        from .cli import indexnow_group
-        from .web import register_web
 
         register_web(app, state)
         app.cli.add_command(indexnow_group)

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from . import clock
 from .checks import run_checks
 from .keys.keystate import KEY_STATES, host_key_states
+from .scheduling import scheduler_active as worker_seen
 from .sqlutil import dialect_name
 from .state import IndexNowState
 
@@ -117,8 +118,6 @@ def collect_status(
     ``scheduler_active`` defaults to what the scheduler's heartbeat says.
     """
     if scheduler_active is None:
-        from .scheduling import scheduler_active as worker_seen
-
         scheduler_active = worker_seen(state)
     if connection is None:
         with state.engine().connect() as own:

@@ -14,6 +14,7 @@ from flask import Flask, Response, g
 
 from .. import clock
 from ..missing import is_missing_table, missing_tables_message
+from ..scheduling import ensure_builtin_schedules
 from ..state import IndexNowState, get_state
 from . import due
 from .breaker import CacheUnavailable
@@ -99,8 +100,6 @@ def _tick(state: IndexNowState) -> PassResult | None:
     try:
         result = process_queue(state, limit=min(settings.tick_batch_max, settings.batch_size), deadline=deadline)
         if settings.scheduler_enabled:
-            from ..scheduling import ensure_builtin_schedules
-
             ensure_builtin_schedules(state)
         return result
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,3 +31,8 @@ def key_location(settings: Settings, host: str, key: str) -> str:
     """The keyLocation of ``host``'s key file: INDEXNOW_KEY_LOCATION's template, else the host's root."""
     template = settings.key_location or "https://{host}/{key}.txt"
     return template.replace("{host}", host).replace("{key}", key)
+
+
+def generate_key() -> str:
+    """A fresh IndexNow key: 32 hex characters (128 bits)."""
+    return secrets.token_hex(16)

@@ -25,9 +25,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import process_queue
 from ..missing import is_missing_table
 from ..state import IndexNowState, get_state, logger
 from .intervals import parse_interval
+from .prune import prune_history
 from .schedules import OverlapPolicy
 
 PROCESS_QUEUE = "indexnow.process_queue"
@@ -37,15 +39,11 @@ RECHECK_SECONDS = 3600.0
 
 
 def _process_queue(payload: Any) -> None:
-    from ..delivery.worker import process_queue
-
     limit = payload.get("limit") if isinstance(payload, dict) else None
     process_queue(get_state(), limit)
 
 
 def _prune_history(payload: Any) -> None:
-    from .prune import prune_history
-
     days = payload.get("days") if isinstance(payload, dict) else None
     prune_history(get_state(), days)
 

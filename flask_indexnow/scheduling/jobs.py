@@ -33,6 +33,7 @@ from .. import clock
 from ..retry import gives_up, job_retry_at, retrying
 from ..sqlutil import dialect_name
 from ..state import IndexNowState
+from .builtins import BUILTIN_HANDLERS
 
 logger = logging.getLogger("flask_indexnow")
 
@@ -173,8 +174,6 @@ def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> Claime
 
 def resolve_handler(state: IndexNowState, name: str) -> Callable[[Any], Any]:
     """The function registered for ``name``: the app's own, else a built-in."""
-    from .builtins import BUILTIN_HANDLERS
-
     handler = state.extension.job_handlers.get(name) or BUILTIN_HANDLERS.get(name)
     if handler is None:
         raise UnknownHandlerError(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import process_queue
 from ..state import get_state
 
 if TYPE_CHECKING:
@@ -104,8 +105,6 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     Rows waiting for a publication date or a retry stay queued, as in
     production: move the clock (``flask_indexnow.clock.set_source``) to make them due.
     """
-    from ..delivery.worker import process_queue
-
     state = get_state(app)
     with app.app_context():
         if limit is None:
