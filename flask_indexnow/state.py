@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .delivery.outbound import OutboundSession
     from .extension import IndexNow
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: How many URLs ``resource_before_delete`` remembers until ``resource_deleted`` comes.
 REMEMBERED_MAX = 10_000

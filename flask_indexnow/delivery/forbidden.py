@@ -26,7 +26,7 @@ from ..state import IndexNowState
 from .breaker import CacheUnavailable
 from .endpoint import Answer
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds a streak (and its marker) is remembered after its last 403 where
 #: the cache needs a lifetime (Redis keeps the count until a success).

@@ -21,7 +21,7 @@ from ..state import IndexNowState
 from . import forbidden
 from .endpoint import Answer
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Characters of an engine's answer a log line carries.
 ANSWER_CHARS = 200

@@ -15,7 +15,7 @@ import threading
 
 from .. import clock
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds between two lines of the same kind.
 INTERVAL = 60.0

@@ -44,7 +44,7 @@ from .endpoint import (
 from .outbound import app_session
 from .setsql import finish_batch
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Extra requests one rejected batch may cost while it is split in halves to
 #: find the URLs the endpoint really refuses. With the limit reached,

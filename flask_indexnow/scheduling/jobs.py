@@ -35,7 +35,7 @@ from ..sqlutil import dialect_name
 from ..state import IndexNowState
 from .builtins import BUILTIN_HANDLERS
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 _ERROR_MAX = 2000
 

@@ -34,7 +34,7 @@ from ..state import IndexNowState
 from . import jobs, scheduler
 from .builtins import ensure_builtin_schedules
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds between two evaluations of the schedules.
 SCHEDULE_EVERY = 60.0

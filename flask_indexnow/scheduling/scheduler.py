@@ -28,7 +28,7 @@ from ..state import IndexNowState
 from . import jobs
 from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, remove_schedule, timing_of
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 _HEARTBEAT = "indexnow_scheduler_heartbeat"
 #: The scheduler counts as active when it ticked this recently (it ticks about once a minute).

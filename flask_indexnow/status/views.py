@@ -18,7 +18,7 @@ from .chart import build_chart
 from .document import status_document
 from .queries import HistoryFilter, failed_rows, history_page, recent_jobs, schedules
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 NOTICE_KEY = "_indexnow_notice"
 #: Headers of every page of the blueprint: never cached, never framed
 #: (the buttons cannot be clickjacked), no script at all.

@@ -125,7 +125,7 @@ def private_redis() -> Iterator[PrivateRedis]:
 
 
 def _indexnow_records(caplog) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "flask_indexnow" and r.levelno >= logging.WARNING]
+    return [r for r in caplog.records if r.name.startswith("flask_indexnow") and r.levelno >= logging.WARNING]
 
 
 @pytest.mark.parametrize("outage", ["frozen", "down"])
