@@ -93,7 +93,7 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
     stored_url = normalized or (url.strip() if isinstance(url, str) else str(url))
     digest = url_hash(stored_url)
     models = state.models
-    queue, history, ledger = models.Queue.__table__, models.History.__table__, models.URLState.__table__
+    queue, history, ledger = models.queue, models.history, models.url_state
     where_host = [] if host is None else [queue.c.host == host]
     with state.engine().connect() as connection:
         row = connection.execute(

@@ -91,7 +91,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         return []
     if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
         batch = _apply_ledger(state, executor, batch)
-    table = state.models.Queue.__table__
+    table = state.models.queue
     now = clock.utcnow()
     connection = _connection_of(state, executor)
     if dialect_name(connection) in setsql.SUPPORTED:
@@ -148,8 +148,8 @@ _RESET_COLUMNS = (
 
 def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> list[Entry]:
     """Skip unchanged content and hold back early resubmits."""
-    ledger = state.models.URLState.__table__
-    queue = state.models.Queue.__table__
+    ledger = state.models.url_state
+    queue = state.models.queue
     hashes = [url_hash(e.url) for e in batch]
     known: dict[tuple[str, str], Any] = {}
     open_rows: set[tuple[str, str]] = set()
@@ -292,7 +292,7 @@ def _write_in_session(state: IndexNowState, session: Any, entries: list[Entry], 
 
 def retry_failed(state: IndexNowState) -> int:
     """Put every ``failed`` row back to ``pending`` with fresh attempts; return how many."""
-    table = state.models.Queue.__table__
+    table = state.models.queue
     now = clock.utcnow()
     with state.engine().begin() as connection:
         count = connection.execute(

@@ -226,7 +226,7 @@ def _sweep_if_due(state: IndexNowState, engine: Any, now: datetime) -> int:
 
 def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
     """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     cutoff = now - timedelta(seconds=state.settings.stale_after)
     stale = (queue.c.status == _PROCESSING, queue.c.claimed_at < cutoff)
     # A plain read first: nearly every sweep finds nothing, and then takes no
@@ -270,7 +270,7 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     sub-selects, so there it is ``SELECT … FOR UPDATE SKIP LOCKED`` then an
     ``UPDATE`` of those ids, in one short transaction.
     """
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint)
     due_rows = (
         sa.select(queue.c.id)
@@ -310,7 +310,7 @@ def release(
     state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime | None
 ) -> int:
     """Give claimed rows back untouched (no attempt spent), due at ``until`` (None: when they were)."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     now = clock.utcnow()
     values = _unclaimed(now) if until is None else {**_unclaimed(now), "available_at": until}
 
@@ -326,7 +326,7 @@ def release(
 
 def _give_back(state: IndexNowState, engine: Any, token: str) -> int:
     """Every row still held by ``token`` back to ``pending`` as it was (no attempt spent), in one statement."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
 
     def work(connection: Any) -> int:
         return int(connection.execute(
@@ -363,7 +363,7 @@ class ClaimHolder:
         now = clock.utcnow()
         if (now - self.stamped_at).total_seconds() + settings.timeout <= settings.stale_after / 3:
             return
-        queue = state.models.Queue.__table__
+        queue = state.models.queue
 
         def work(connection: Any) -> int:
             return int(connection.execute(
@@ -378,7 +378,7 @@ class ClaimHolder:
 
 def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
     """Rows still carrying ``token`` go back to ``pending`` as they were (no attempt spent)."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     try:
         with engine.begin() as connection:
             count = connection.execute(
@@ -464,7 +464,7 @@ def finish(
     """
     settings = state.settings
     models = state.models
-    queue, history = models.Queue.__table__, models.History.__table__
+    queue, history = models.queue, models.history
     now = clock.utcnow()
     success = answer.outcome == "success"
     params: dict[str, Any] = {
@@ -529,7 +529,7 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     if not (record_all or any(r.fingerprint for r in rows)
             or any(a.fingerprint for a in state.extension.adapters.values())):
         return  # this app keeps no ledger: nothing to record, nothing to clear
-    ledger = state.models.URLState.__table__
+    ledger = state.models.url_state
     entries: dict[tuple[str, str], dict[str, Any]] = {
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),

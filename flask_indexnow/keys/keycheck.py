@@ -69,7 +69,7 @@ def known_hosts(state: IndexNowState) -> list[str]:
     hosts = set(settings.keys) | set(settings.allowed_hosts or ())
     models = state.models
     with state.engine().connect() as connection:
-        for table in (models.Queue.__table__, models.History.__table__):
+        for table in (models.queue, models.history):
             hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
     return sorted(hosts)[:MAX_HOSTS]
 

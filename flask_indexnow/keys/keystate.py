@@ -62,14 +62,14 @@ def known_hosts(state: IndexNowState, connection: Any) -> list[str]:
     """Hosts the extension has to do with: configured, queued or delivered to."""
     models = state.models
     hosts = set(state.settings.keys)
-    for table in (models.Queue.__table__, models.History.__table__):
+    for table in (models.queue, models.history):
         hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
     return sorted(hosts)[:MAX_HOSTS]
 
 
 def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:
     """host → (HTTP status, when) of the latest answer that speaks about the key."""
-    history = state.models.History.__table__
+    history = state.models.history
     ranked = (
         sa.select(
             history.c.host, history.c.http_status, history.c.created_at,

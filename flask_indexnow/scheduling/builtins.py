@@ -90,7 +90,7 @@ def forget_ensured(state: IndexNowState) -> None:
 
 def create_missing(state: IndexNowState) -> list[str]:
     """Insert the built-in schedules not in the table yet; return their handlers."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     wanted = dict(BUILTIN_INTERVALS)
     if state.settings.history_retention_days is None:
         wanted.pop(PRUNE_HISTORY)

@@ -90,7 +90,7 @@ def dispatch(
         "max_attempts": state.settings.job_max_attempts, "available_at": available_at or now,
         "occurrence_key": occurrence_key, "created_at": now,
     }
-    table = state.models.Job.__table__
+    table = state.models.job
     if connection is not None:
         connection.execute(sa.insert(table).values(**values))
         return
@@ -105,7 +105,7 @@ def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
     no range of the index is locked (a range UPDATE on MySQL/MariaDB takes gap
     locks that collide with concurrent claims).
     """
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     engine = state.engine()
     now = now or clock.utcnow()
     cutoff = now - timedelta(seconds=state.settings.stale_after)
@@ -142,7 +142,7 @@ def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None
 
 
 def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> ClaimedJob | None:
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     engine = state.engine()
     token = secrets.token_hex(16)
     where = [jobs.c.status == "pending", jobs.c.available_at <= now]
@@ -221,7 +221,7 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
 
 def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
     """Write the outcome of ``job`` (if we still own it); returns its status."""
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     now = clock.utcnow()
     ours = sa.and_(jobs.c.id == job.id, jobs.c.claim_token == job.token)
     released: dict[str, Any] = {"claimed_at": None, "claim_token": None}
@@ -273,7 +273,7 @@ class _Lease:
 
     def __init__(self, state: IndexNowState, job: ClaimedJob) -> None:
         self.engine = state.engine()
-        self.table = state.models.Job.__table__
+        self.table = state.models.job
         self.job = job
         self.every = max(1.0, state.settings.stale_after / 3)
         self.done = threading.Event()

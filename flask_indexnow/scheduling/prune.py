@@ -44,8 +44,8 @@ def prune_history(state: IndexNowState, days: int | None = None, *, chunk: int =
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1, got {chunk!r}")
     cutoff = clock.utcnow() - timedelta(days=days)
-    history = state.models.History.__table__
-    jobs = state.models.Job.__table__
+    history = state.models.history
+    jobs = state.models.job
     result = PruneResult(days=days)
     result.history = _delete_in_chunks(state, history, history.c.created_at < cutoff, chunk)
     result.jobs = _delete_in_chunks(

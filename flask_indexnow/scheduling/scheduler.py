@@ -59,7 +59,7 @@ class Scheduler:
 
 def tick(state: IndexNowState) -> int:
     """See :meth:`Scheduler.tick`."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     now = clock.utcnow()
     with state.engine().connect() as connection:
         due = connection.execute(
@@ -79,8 +79,8 @@ def tick(state: IndexNowState) -> int:
 
 def _fire(state: IndexNowState, row: Any, now: datetime) -> int:
     """Advance one due schedule (compare-and-set) and dispatch its job; 1 if dispatched."""
-    table = state.models.Schedule.__table__
-    job_table = state.models.Job.__table__
+    table = state.models.schedule
+    job_table = state.models.job
     timing = timing_of(row.kind, row.expression, row.timezone)
     following = timing.first_after(row.anchor or row.created_at, max(now, row.next_run))
     policy = OverlapPolicy.coerce(row.overlap)
@@ -139,7 +139,7 @@ def scheduler_active(state: IndexNowState) -> bool:
         pass  # the breaker has logged it; the schedules table answers
     except (TypeError, ValueError):
         logger.warning("IndexNow: could not read the scheduler heartbeat", exc_info=True)
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     try:
         with state.engine().connect() as connection:
             latest = connection.execute(sa.select(sa.func.max(table.c.last_run))).scalar()

@@ -144,7 +144,7 @@ def save_schedule(state: IndexNowState, spec: ScheduleSpec) -> ScheduleInfo:
     comes due one interval later (cron: at its next match). Saving the same
     timing again keeps ``next_run``, ``last_run`` and the anchor.
     """
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     engine = state.engine()
     now = clock.utcnow()
     timing = spec.timing()
@@ -189,13 +189,13 @@ def _same_timing(current: Any, spec: ScheduleSpec) -> bool:
 
 
 def list_schedules(state: IndexNowState) -> list[ScheduleInfo]:
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     with state.engine().connect() as connection:
         return [ScheduleInfo.from_row(r) for r in connection.execute(sa.select(table).order_by(table.c.handler))]
 
 
 def remove_schedule(state: IndexNowState, handler: str) -> bool:
     """Delete the schedule of ``handler``; False when there was none. Its jobs stay."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     with state.engine().begin() as connection:
         return bool(connection.execute(sa.delete(table).where(table.c.handler == handler)).rowcount)

@@ -72,7 +72,7 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
 def queued(app: Flask, *, status: str | None = None) -> list[QueuedURL]:
     """Every queue row of ``app`` (optionally of one status), oldest first."""
     state = get_state(app)
-    table = state.models.Queue.__table__
+    table = state.models.queue
     query = sa.select(table).order_by(table.c.id)
     if status is not None:
         query = query.where(table.c.status == status)
@@ -108,7 +108,7 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     state = get_state(app)
     with app.app_context():
         if limit is None:
-            table = state.models.Queue.__table__
+            table = state.models.queue
             with state.engine().connect() as connection:
                 due = connection.execute(
                     sa.select(sa.func.count()).where(table.c.status == "pending", table.c.available_at <= clock.utcnow())
