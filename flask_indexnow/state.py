@@ -50,6 +50,9 @@ class IndexNowState:
     next_sweep_at: float = 0.0
     #: When a pass of this process last refreshed the cached next-due time (worker.py).
     due_refreshed_at: float = 0.0
+    #: When this process last made sure the built-in schedules exist (a time.monotonic()
+    #: instant; None: look at the table next time) (see scheduling.builtins).
+    builtins_checked_at: float | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None
     #: The earliest due time (a timestamp) of rows written during requests of this

@@ -16,9 +16,7 @@ never changed: ``flask indexnow schedule add indexnow.process_queue
 
 from __future__ import annotations
 
-import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -55,9 +53,6 @@ BUILTIN_HANDLERS: dict[str, Callable[[Any], Any]] = {
 #: handler → default interval.
 BUILTIN_INTERVALS = {PROCESS_QUEUE: "1 minute", PRUNE_HISTORY: "1 day"}
 
-_ensured: dict[int, tuple[weakref.ref[IndexNowState], float]] = {}
-_ensured_lock = threading.Lock()
-
 
 def ensure_builtin_schedules(state: IndexNowState) -> None:
     """Create the built-in schedules that are missing.
@@ -66,11 +61,9 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
     trusts the answer for :data:`RECHECK_SECONDS`. Never raises: a database
     problem is logged and looked at again next time.
     """
-    key = id(state)
-    with _ensured_lock:
-        seen = _ensured.get(key)
-        if seen is not None and seen[0]() is state and time.monotonic() - seen[1] < RECHECK_SECONDS:
-            return
+    checked = state.builtins_checked_at
+    if checked is not None and time.monotonic() - checked < RECHECK_SECONDS:
+        return
     try:
         create_missing(state)
     except Exception as exc:
@@ -78,14 +71,7 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
             return
         logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
         return
-    with _ensured_lock:
-        _ensured[key] = (weakref.ref(state), time.monotonic())
-
-
-def forget_ensured(state: IndexNowState) -> None:
-    """Make the next :func:`ensure_builtin_schedules` look at the table again."""
-    with _ensured_lock:
-        _ensured.pop(id(state), None)
+    state.builtins_checked_at = time.monotonic()
 
 
 def create_missing(state: IndexNowState) -> list[str]:

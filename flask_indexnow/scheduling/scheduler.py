@@ -26,7 +26,7 @@ from ..delivery.breaker import CacheUnavailable
 from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import jobs
-from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, remove_schedule, timing_of
+from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, next_run_after, remove_schedule
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +44,6 @@ class Scheduler:
     def list(self) -> list[ScheduleInfo]:
         """Every schedule, by handler name."""
         return list_schedules(self.state)
-
-    def get(self, handler: str) -> ScheduleInfo | None:
-        return next((s for s in self.list() if s.handler == handler), None)
 
     def remove(self, handler: str) -> bool:
         """Delete the schedule of ``handler``; False when there is none. Jobs already dispatched stay."""
@@ -81,8 +78,8 @@ def _fire(state: IndexNowState, row: Any, now: datetime) -> int:
     """Advance one due schedule (compare-and-set) and dispatch its job; 1 if dispatched."""
     table = state.models.schedule
     job_table = state.models.job
-    timing = timing_of(row.kind, row.expression, row.timezone)
-    following = timing.first_after(row.anchor or row.created_at, max(now, row.next_run))
+    following = next_run_after(row.kind, row.expression, row.timezone, row.anchor or row.created_at,
+                               max(now, row.next_run))
     policy = OverlapPolicy.coerce(row.overlap)
     key = f"{row.handler}@{clock.as_utc(row.next_run).isoformat()}"
     with state.engine().begin() as connection:
