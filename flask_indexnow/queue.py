@@ -14,13 +14,13 @@ after INDEXNOW_MAX_ATTEMPTS.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app
 from sqlalchemy.orm import Session, scoped_session
 
 from . import clock, signals
@@ -28,13 +28,13 @@ from .delivery import due, setsql
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
-from .sqlutil import chunks, dialect_name, upsert
-from .state import IndexNowState, logger
+from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
+from .state import IndexNowState, current_app_object
 from .urls import check_url
 
+logger = logging.getLogger(__name__)
+
 ACTIONS = ("update", "delete")
-#: Rows per INSERT statement: well under every database's parameter limit.
-CHUNK = 500
 _PENDING_KEY = "indexnow_pending_due"
 
 
@@ -99,7 +99,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
             ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint) for e in batch),
             key=_lock_order,  # one lock order: no deadlocks
         )
-        for part in chunks(values, CHUNK):
+        for part in chunks(values, ROWS_PER_STATEMENT):
             setsql.upsert_queue(connection, table, part, now)
         return batch
     rows = sorted(
@@ -124,7 +124,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         ),
         key=lambda row: (row["host"], row["url_hash"]),  # one lock order: no deadlocks
     )
-    for chunk in chunks(rows, CHUNK):
+    for chunk in chunks(rows, ROWS_PER_STATEMENT):
         upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
     return batch
 
@@ -153,7 +153,7 @@ def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> li
     hashes = [url_hash(e.url) for e in batch]
     known: dict[tuple[str, str], Any] = {}
     open_rows: set[tuple[str, str]] = set()
-    for part in chunks(hashes, CHUNK):  # bounded IN lists: databases cap bind parameters
+    for part in chunks(hashes, ROWS_PER_STATEMENT):  # bounded IN lists: databases cap bind parameters
         known.update(
             ((row.host, row.url_hash), row)
             for row in executor.execute(
@@ -199,24 +199,11 @@ def after_write(state: IndexNowState, entries: list[Entry], session: Any | None)
         session.info[_PENDING_KEY] = earliest if pending is None else min(pending, earliest)
     else:
         due.lower(state, earliest)
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     for action in ACTIONS:
         urls = [e.url for e in entries if e.action == action]
         if urls:
-            send_signal(signals.url_enqueued, app, urls=urls, action=action)
-
-
-def send_signal(signal: Any, app: Any, **kwargs: Any) -> None:
-    """Send one of the extension's own signals; a failing receiver is logged, never raised.
-
-    The rows it reports on are already written (or joined to the caller's
-    transaction): a receiver's bug must not roll back a save or leave a batch
-    claimed until INDEXNOW_STALE_AFTER.
-    """
-    try:
-        signal.send(app, **kwargs)
-    except Exception:
-        logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)
+            signals.send_signal(signals.url_enqueued, app, urls=urls, action=action)
 
 
 def flush_pending_due(state: IndexNowState, session: Any) -> None:

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .config import Settings
+from .sqlutil import error_codes
 
 logger = logging.getLogger(__name__)
 
@@ -112,13 +113,10 @@ def gives_up(attempts: Any, limit: Any) -> Any:
 
 def is_transient(exc: sa.exc.DBAPIError) -> bool:
     """A deadlock, serialization failure or lock timeout: the transaction may simply be run again."""
-    orig = exc.orig
-    if getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES:  # PostgreSQL
+    sqlstate, number = error_codes(exc)
+    if sqlstate in _TRANSIENT_SQLSTATES or number in _TRANSIENT_MYSQL_ERRORS:
         return True
-    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
-    if args and args[0] in _TRANSIENT_MYSQL_ERRORS:  # MySQL/MariaDB
-        return True
-    return "database is locked" in str(orig)  # SQLite, after its busy timeout
+    return "database is locked" in str(exc.orig)  # SQLite, after its busy timeout
 
 
 def retrying(step: Callable[[], T], attempts: int = DB_ATTEMPTS) -> T:

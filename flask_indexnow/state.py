@@ -103,10 +103,16 @@ def get_state(app: Flask | None = None) -> IndexNowState:
             raise RuntimeError(
                 "Flask-IndexNow needs an application context: use `with app.app_context():`."
             )
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        app = current_app_object()
     state = app.extensions.get("indexnow") if app is not None else None
     if state is None:
         raise RuntimeError(
             "Flask-IndexNow is not registered on this app: call indexnow.init_app(app, db=db)."
         )
     return state  # type: ignore[no-any-return]
+
+
+def current_app_object() -> Flask:
+    """The real app behind ``current_app`` (the sender of signals, an identity to compare)."""
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    return app

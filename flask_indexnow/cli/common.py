@@ -17,6 +17,7 @@ from flask.cli import with_appcontext
 from ..errors import IndexNowError
 from ..missing import is_missing_table, missing_tables_message
 from ..safetext import safe_text
+from ..sqlutil import error_text
 from ..state import get_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,7 +46,7 @@ def friendly_errors(fn: F) -> F:
         except sa.exc.SQLAlchemyError as exc:
             if is_missing_table(exc):
                 raise click.ClickException(missing_tables_message(get_state().prefix)) from None
-            detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            detail = error_text(exc)
             raise click.ClickException(
                 f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"
             ) from None

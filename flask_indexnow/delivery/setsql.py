@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from ..clock import as_utc
 from ..retry import gives_up
-from ..sqlutil import dialect_name
+from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 
 #: The dialects with a set-based path; others use the portable SQLAlchemy one.
 SUPPORTED = ("postgresql", "sqlite", "mysql")
@@ -238,8 +238,7 @@ def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], valu
     limit = values.get("limit")
     common = (values["http"], values["error"])
     p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    for start in range(0, len(rows), 500):
-        part = rows[start:start + 500]
+    for part in chunks(rows, ROWS_PER_STATEMENT):
         params: list[Any] = []
         for row in part:
             attempts = row.attempts + 1

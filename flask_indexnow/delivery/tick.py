@@ -15,7 +15,7 @@ from flask import Flask, Response, g
 from .. import clock
 from ..missing import is_missing_table, missing_tables_message
 from ..scheduling import ensure_builtin_schedules
-from ..state import IndexNowState, get_state
+from ..state import IndexNowState, current_app_object, get_state
 from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
@@ -32,9 +32,8 @@ def schedule_after_response(response: Response) -> Response:
     this process's memory, and what the request wrote is published to the
     cache by the tick, after the response.
     """
-    from flask import current_app
 
-    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    app: Flask = current_app_object()
     state = get_state(app)
     if not state.settings.enabled or g.get(_SCHEDULED_FLAG):
         return response

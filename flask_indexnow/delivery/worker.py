@@ -25,14 +25,12 @@ from typing import Any, TypeAlias, TypeVar
 
 import requests
 import sqlalchemy as sa
-from flask import current_app
 
 from .. import clock, retry, signals
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
-from ..queue import send_signal
-from ..sqlutil import chunks, dialect_name, upsert
-from ..state import IndexNowState
+from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name, upsert
+from ..state import IndexNowState, current_app_object
 from . import due, passlog
 from .breaker import CacheUnavailable
 from .endpoint import (
@@ -247,7 +245,7 @@ def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
 
     def work(connection: Any) -> int:
         count = 0
-        for part in chunks(ids, 1000):
+        for part in chunks(ids, IN_LIST_SIZE):
             count += connection.execute(
                 sa.update(queue)
                 .where(queue.c.id.in_(part), *stale)
@@ -496,21 +494,21 @@ def finish(
 
     _retrying(work, engine)
 
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     host = rows[0].host
     if answer.outcome == "success":
         if settings.dry_run:
             result.dry_run += len(rows)
         else:
             result.succeeded += len(rows)
-        send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
+        signals.send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
                     duration=answer.duration)
     else:
         result.retried += len(retried)
         result.failed += len(failed)
         for group, permanent in ((retried, False), (failed, True)):
             if group:
-                send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
+                signals.send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
                             status=answer.http_status, error=answer.error, permanent=permanent)
 
 
@@ -540,11 +538,11 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     written = sorted(
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
-    for chunk in chunks(written, 500):
+    for chunk in chunks(written, ROWS_PER_STATEMENT):
         upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
-        for part in chunks(forgotten, 500):
+        for part in chunks(forgotten, ROWS_PER_STATEMENT):
             connection.execute(
                 sa.update(ledger)
                 .where(ledger.c.url_hash.in_(part), ledger.c.fingerprint.is_not(None))

@@ -20,7 +20,6 @@ from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import requests
-import sqlalchemy as sa
 import urllib3
 
 from ..delivery import outbound
@@ -29,6 +28,7 @@ from ..errors import InvalidURLError
 from ..safetext import safe_text
 from ..state import IndexNowState
 from ..urls import check_url
+from . import keystate
 from .rules import key_for, key_location, key_problem
 
 #: Bytes of a key file read at most: a key is 8-128 characters.
@@ -65,13 +65,8 @@ class KeyCheckResult:
 
 def known_hosts(state: IndexNowState) -> list[str]:
     """Hosts worth checking: those in the queue and history, INDEXNOW_KEYS and INDEXNOW_ALLOWED_HOSTS."""
-    settings = state.settings
-    hosts = set(settings.keys) | set(settings.allowed_hosts or ())
-    models = state.models
     with state.engine().connect() as connection:
-        for table in (models.queue, models.history):
-            hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
-    return sorted(hosts)[:MAX_HOSTS]
+        return keystate.known_hosts(state, connection, state.settings.allowed_hosts or (), MAX_HOSTS)
 
 
 def normalise_host(text: str) -> str:

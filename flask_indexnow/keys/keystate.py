@@ -12,6 +12,7 @@ path may wait): from what this app itself would serve for that host.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -58,13 +59,13 @@ class HostKeyState:
         }
 
 
-def known_hosts(state: IndexNowState, connection: Any) -> list[str]:
-    """Hosts the extension has to do with: configured, queued or delivered to."""
+def known_hosts(state: IndexNowState, connection: Any, extra: Iterable[str] = (), limit: int = MAX_HOSTS) -> list[str]:
+    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued or delivered to."""
     models = state.models
-    hosts = set(state.settings.keys)
+    hosts = set(state.settings.keys) | set(extra)
     for table in (models.queue, models.history):
-        hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
-    return sorted(hosts)[:MAX_HOSTS]
+        hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(limit)).scalars())
+    return sorted(hosts)[:limit]
 
 
 def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:

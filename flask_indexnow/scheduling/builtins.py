@@ -16,6 +16,7 @@ never changed: ``flask indexnow schedule add indexnow.process_queue
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,10 +26,12 @@ import sqlalchemy as sa
 from .. import clock
 from ..delivery.worker import process_queue
 from ..missing import is_missing_table
-from ..state import IndexNowState, get_state, logger
+from ..state import IndexNowState, get_state
 from .intervals import parse_interval
 from .prune import prune_history
 from .schedules import OverlapPolicy
+
+logger = logging.getLogger(__name__)
 
 PROCESS_QUEUE = "indexnow.process_queue"
 PRUNE_HISTORY = "indexnow.prune_history"

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 
 from .. import clock
 from ..retry import gives_up, job_retry_at, retrying
-from ..sqlutil import dialect_name
+from ..sqlutil import IN_LIST_SIZE, dialect_name
 from ..state import IndexNowState
 from .builtins import BUILTIN_HANDLERS
 
@@ -111,7 +111,7 @@ def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
     cutoff = now - timedelta(seconds=state.settings.stale_after)
     stale = sa.and_(jobs.c.status == "processing", jobs.c.claimed_at < cutoff)
     with engine.connect() as connection:
-        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(1000)).scalars())
+        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(IN_LIST_SIZE)).scalars())
     if not ids:
         return 0
     message = f"the worker running this job stopped without finishing it (no sign of life for {state.settings.stale_after:g}s)"

@@ -8,6 +8,7 @@ jobs (``completed`` or ``failed``) older than the same retention go too.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
-from ..state import IndexNowState, logger
+from ..state import IndexNowState
+
+logger = logging.getLogger(__name__)
 
 #: Rows deleted per transaction.
 CHUNK = 1000

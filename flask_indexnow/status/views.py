@@ -12,6 +12,7 @@ from flask.typing import ResponseReturnValue
 
 from .. import queue
 from ..delivery import worker
+from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
 from .chart import build_chart
@@ -128,7 +129,7 @@ def refused(error: csrf.CSRFError) -> ResponseReturnValue:
 
 def database_error(error: sa.exc.SQLAlchemyError) -> ResponseReturnValue:
     logger.exception("IndexNow status page: database error")
-    detail = str(getattr(error, "orig", None) or error).splitlines()[0][:300]
+    detail = error_text(error)[:300]
     message = (f"The database could not be read ({detail}). "
                "If the extension's tables do not exist yet, run `flask indexnow init-db`.")
     return render_template("indexnow/message.html", title="Database error", message=message), 503
