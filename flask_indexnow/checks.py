@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from flask import current_app
+
 from .delivery.endpoint import endpoint_problem
 from .keys.keyfile import serves_key_file
 from .keys.rules import key_problem
@@ -46,8 +48,6 @@ class Check:
 
 
 def cache_backend_name(state: IndexNowState) -> str:
-    from flask import current_app
-
     backend = current_app.extensions.get("cache", {}).get(state.cache)
     return type(backend).__name__ if backend is not None else "unknown"
 
