@@ -59,6 +59,34 @@ def delivery(number: int, database_url: str, urls: int, rounds: int) -> Figure:
     )
 
 
+def delivery_engines(number: int, database_url: str, urls: int, rounds: int) -> Figure:
+    """3, two engines (INDEXNOW_ENDPOINTS): draining ``urls`` URLs to each of two endpoints vs to one."""
+    with Endpoint() as first, Endpoint() as second:
+        engines = (first.url, second.url)
+        two = build(database_url, first.url, INDEXNOW_BATCH_SIZE=BATCH, INDEXNOW_ENDPOINTS=list(engines))
+        one = build(database_url, first.url, INDEXNOW_BATCH_SIZE=BATCH)
+        tags = iter(f"{n:04d}" for n in range(10_000))
+
+        def run(site: Site, rows: tuple[str, ...]) -> float:
+            site.clear()
+            fill(site, urls, hosts=HOSTS, tag=next(tags), engines=rows)
+            started = time.perf_counter()
+            drain(site)
+            elapsed = time.perf_counter() - started
+            assert site.count(site.queue) == 0 and site.count(site.history) == urls * len(rows)
+            return elapsed
+
+        both, single = side_by_side(lambda: run(two, engines), lambda: run(one, ("",)), rounds)
+        received = (first.stats()["urls"], second.stats()["urls"])
+    assert received == (urls * rounds * 2, urls * rounds), "an engine did not receive every URL once per run"
+    name = backend_name(database_url)
+    return Figure(
+        number, f"delivery: drain {urls:,} URLs / {HOSTS} hosts to 2 engines vs 1 ({name})",
+        f"{ms(both)} ({2 * urls / both:,.0f} rows/s)", f"{ms(single)} ({urls / single:,.0f} rows/s)",
+        both / single, "reported (2 x the POSTs and rows: about 2)", None,
+    )
+
+
 def flat_cost(number: int, database_url: str, big: int, small: int, due: int, passes: int) -> Figure:
     """4. One pass over ``due`` due rows with ``big`` rows waiting vs with ``small`` rows waiting."""
     with Endpoint() as endpoint:

@@ -15,9 +15,11 @@ HOSTS = 20
 BATCH = 1000
 
 
-def _drain(database_url: str, endpoint_url: str, prefix: str, barrier: Any, results: Any) -> None:
+def _drain(database_url: str, endpoint_url: str, prefix: str, barrier: Any, results: Any,
+           engines: list[str] | None = None) -> None:
     """One worker process: wait for the start signal, then pass after pass until the queue is empty."""
-    site = build(database_url, endpoint_url, prefix, create=False, INDEXNOW_BATCH_SIZE=BATCH)
+    site = build(database_url, endpoint_url, prefix, create=False, INDEXNOW_BATCH_SIZE=BATCH,
+                 INDEXNOW_ENDPOINTS=engines)
     with site.app.app_context():
         site.engine().connect().close()  # connected before the clock starts
         barrier.wait()
@@ -30,20 +32,26 @@ def _drain(database_url: str, endpoint_url: str, prefix: str, barrier: Any, resu
     results.put(delivered)
 
 
-def scaling(number: int, database_url: str, urls: int, rounds: int, workers: int = 4) -> Figure:
-    """6. ``workers`` worker processes vs one, draining ``urls`` URLs against a 20 ms endpoint."""
+def scaling(number: int, database_url: str, urls: int, rounds: int, workers: int = 4, engines: int = 1) -> Figure:
+    """6. ``workers`` worker processes vs one, draining ``urls`` URLs against a 20 ms endpoint.
+
+    ``engines`` = 2: two 20 ms endpoints (INDEXNOW_ENDPOINTS), each receiving every URL.
+    """
     context = multiprocessing.get_context("spawn")
-    with Endpoint(delay=0.02) as endpoint:
-        site = build(database_url, endpoint.url)
+    with Endpoint(delay=0.02) as endpoint, Endpoint(delay=0.02) as other:
+        names = [endpoint.url, other.url][:engines] if engines > 1 else None
+        site = build(database_url, endpoint.url, INDEXNOW_ENDPOINTS=names)
         prefix = site.state.prefix
         tags = iter(f"{n:04d}" for n in range(10_000))
+        rows = tuple(names) if names else ("",)
 
         def run(count: int) -> float:
             site.clear()
-            fill(site, urls, hosts=HOSTS, tag=next(tags))
+            fill(site, urls, hosts=HOSTS, tag=next(tags), engines=rows)
             barrier = context.Barrier(count + 1, timeout=300)
             results = context.Queue()
-            processes = [context.Process(target=_drain, args=(database_url, endpoint.url, prefix, barrier, results))
+            processes = [context.Process(target=_drain,
+                                         args=(database_url, endpoint.url, prefix, barrier, results, names))
                          for _ in range(count)]
             for process in processes:
                 process.start()
@@ -53,13 +61,14 @@ def scaling(number: int, database_url: str, urls: int, rounds: int, workers: int
             elapsed = time.perf_counter() - started
             for process in processes:
                 process.join(60)
-            assert delivered == urls and site.count(site.queue) == 0, (delivered, urls)
+            assert delivered == urls * len(rows) and site.count(site.queue) == 0, (delivered, urls)
             return elapsed
 
         many, one = side_by_side(lambda: run(workers), lambda: run(1), rounds)
     speedup = one / many
+    where = "2 engines of 20 ms each" if engines > 1 else "20 ms endpoint"
     return Figure(
-        number, f"scaling: {workers} workers vs 1, {urls:,} URLs, 20 ms endpoint (postgresql)",
+        number, f"scaling: {workers} workers vs 1, {urls:,} URLs, {where} (postgresql)",
         f"{urls / many:,.0f} URLs/s", f"{urls / one:,.0f} URLs/s", speedup, ">= 2.5x", speedup >= 2.5,
         f"scaling: throughput of {workers} worker processes over one (ratio shown is the speed-up); "
         f"INDEXNOW_BATCH_SIZE={BATCH}.",

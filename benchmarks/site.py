@@ -126,11 +126,14 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting: bool = False) -> None:
+def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting: bool = False,
+         engines: tuple[str, ...] = ("",)) -> None:
     """Insert ``count`` pending rows in one INSERT … SELECT (no Python loop), hosts interleaved.
 
     ``waiting``: available a year from now, so no pass takes them. ``tag`` (4
-    characters) keeps URLs of separate fills apart.
+    characters) keeps URLs of separate fills apart. ``engines``: the queue
+    rows' ``engine`` values, one row per URL and engine ("": the only engine;
+    endpoint URLs with INDEXNOW_ENDPOINTS).
     """
     assert len(tag) == 4
     engine = site.engine()
@@ -160,10 +163,11 @@ def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting:
         host = f"'site' || (g % {int(hosts)}) || '.example.com'"
         url = f"'https://' || {host} || '/' || :tag || '/' || {text}"
     sql = (
-        f"INSERT INTO {q} (host, url, url_hash, action, status, attempts, available_at, created_at, updated_at) "
+        f"INSERT INTO {q} (host, url, url_hash, action, status, attempts, available_at, created_at, updated_at, "
+        "engine) "
         + (recursive if dialect != "postgresql" else "")
         + f"SELECT {host}, {url}, {hash_}, "
-        f"'update', 'pending', 0, :at, :now, :now {source}"
+        f"'update', 'pending', 0, :at, :now, :now, :engine {source}"
     )
     statement = sa.text(sql).bindparams(
         sa.bindparam("at", type_=UTCDateTime()), sa.bindparam("now", type_=UTCDateTime())
@@ -171,7 +175,8 @@ def fill(site: Site, count: int, *, hosts: int = 20, tag: str = "aaaa", waiting:
     with engine.begin() as connection:
         if dialect in ("mysql", "mariadb"):  # this session only: the recursive CTE counts to ``count``
             connection.execute(sa.text(f"SET SESSION max_recursive_iterations = {int(count) + 1}"))
-        connection.execute(statement, {"n": count, "tag": tag, "at": at, "now": now})
+        for engine_name in engines:
+            connection.execute(statement, {"n": count, "tag": tag, "at": at, "now": now, "engine": engine_name})
     if dialect == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(sa.text(f"ANALYZE {q}"))  # what autovacuum does after a bulk load

@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import current_app
 
-from .delivery.endpoint import endpoint_problem
+from .delivery.endpoint import endpoints_problem
 from .keys.keyfile import serves_key_file
 from .keys.rules import key_problem
 from .state import IndexNowState
@@ -98,11 +98,13 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
             f"The key file is expected at {settings.key_location} (served outside this app).",
             None, "warning",
         ))
-    problem = endpoint_problem(settings)
+    problem = endpoints_problem(settings)
+    targets = ", ".join(settings.endpoints) if settings.endpoints else settings.endpoint
     checks.append(Check(
         "endpoint", problem is None,
-        f"Submissions go to {settings.endpoint}." if problem is None else problem,
-        None if problem is None else "Set INDEXNOW_ENDPOINT to https://api.indexnow.org/indexnow or an engine's endpoint.",
+        f"Submissions go to {targets}." if problem is None else problem,
+        None if problem is None else "Set INDEXNOW_ENDPOINT to https://api.indexnow.org/indexnow or an engine's endpoint"
+        + (" (or fix that URL in INDEXNOW_ENDPOINTS)." if settings.endpoints else "."),
     ))
     checks.append(allowed_hosts_check(state))
     backend = cache_backend_name(state)

@@ -29,6 +29,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_KEY_LOCATION": (None, "URL of the key file, may hold {host} and {key}; None: https://{host}/{key}.txt, served by the extension"),
     "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
     "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
+    "INDEXNOW_ENDPOINTS": (None, "several engines: a list of endpoint URLs (or a comma/space separated string), each sent every batch with its own retries, pause and budget; replaces INDEXNOW_ENDPOINT"),
+    "INDEXNOW_REQUESTS_PER_MINUTE": (None, "most POSTs each engine gets per minute, shared by every process through the cache; None: no budget (at most 10000)"),
     "INDEXNOW_ALLOW_PRIVATE_ENDPOINT": (False, "lets the endpoint be http:// or a loopback/private host (tests, local sandboxes)"),
     "INDEXNOW_BASE_URL": (None, "the site's canonical origin, e.g. https://www.example.org: url=/related= functions run in a request context for it, so url_for(_external=True) is canonical in and out of requests"),
     "INDEXNOW_ALLOWED_HOSTS": (None, "hosts whose URLs may be queued (a list, or one string separated by commas); "
@@ -57,6 +59,12 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 
 #: The longest INDEXNOW_TICK_BUDGET: a tick runs in a web worker, after its response.
 MAX_TICK_BUDGET = 300
+#: The most engines INDEXNOW_ENDPOINTS may list: each one multiplies the queue rows and the POSTs.
+MAX_ENDPOINTS = 8
+#: The longest endpoint URL INDEXNOW_ENDPOINTS takes: it is the queue rows' ``engine`` key (255 characters).
+MAX_ENDPOINT_LENGTH = 255
+#: The largest INDEXNOW_REQUESTS_PER_MINUTE: above it the budget would never hold anything back.
+MAX_REQUESTS_PER_MINUTE = 10_000
 
 #: key → (largest value, in words). Every numeric setting has one: a value
 #: beyond it is a typo or a unit mistake, and far beyond it (``1e300``) it
@@ -112,6 +120,9 @@ class Settings:
     job_retry_delay: float
     forbidden_escalation: int
     base_url: str | None = None
+    #: INDEXNOW_ENDPOINTS as given (empty: one engine, INDEXNOW_ENDPOINT; then ``endpoint`` is the first).
+    endpoints: tuple[str, ...] = ()
+    requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -286,6 +297,15 @@ def load_settings(config: dict[str, Any]) -> Settings:
     if key_location is not None and not key_location.startswith(("http://", "https://")):
         raise ConfigurationError(f"INDEXNOW_KEY_LOCATION must be an absolute http(s) URL, got {key_location!r}")
     endpoint = config["INDEXNOW_ENDPOINT"]
+    endpoints = _endpoints(config["INDEXNOW_ENDPOINTS"])
+    if endpoints:
+        endpoint = endpoints[0]
+    per_minute = config["INDEXNOW_REQUESTS_PER_MINUTE"]
+    if per_minute is not None:  # (not in MAXIMA: that table holds the settings with a numeric default)
+        per_minute = _number("INDEXNOW_REQUESTS_PER_MINUTE", per_minute, minimum=1, integer=True)
+        if per_minute > MAX_REQUESTS_PER_MINUTE:
+            raise ConfigurationError(
+                f"INDEXNOW_REQUESTS_PER_MINUTE must be at most {MAX_REQUESTS_PER_MINUTE}, got {per_minute}")
     keys = _keys(config["INDEXNOW_KEYS"] or {})
     base_url = _base_url(config["INDEXNOW_BASE_URL"])
     allowed_setting = config["INDEXNOW_ALLOWED_HOSTS"]
@@ -327,10 +347,43 @@ def load_settings(config: dict[str, Any]) -> Settings:
         job_retry_delay=num("INDEXNOW_JOB_RETRY_DELAY", 0, integer=False),
         forbidden_escalation=num("INDEXNOW_FORBIDDEN_ESCALATION", 0),
         base_url=base_url,
+        endpoints=endpoints,
+        requests_per_minute=per_minute,
         cache_config=cache_config,
     )
     _check_timeout(settings)
     return settings
+
+
+def _endpoints(value: Any) -> tuple[str, ...]:
+    """INDEXNOW_ENDPOINTS as a tuple of distinct URLs (empty when None).
+
+    Only the shape is checked here; whether each URL may be used (https, a
+    public host) is checked softly, like INDEXNOW_ENDPOINT, when sending
+    (see :func:`flask_indexnow.endpoint.sending_problem`).
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
+        raise ConfigurationError(f"INDEXNOW_ENDPOINTS must be a list of endpoint URLs or None, got {value!r}")
+    urls: list[str] = []
+    for url in value:
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigurationError(f"INDEXNOW_ENDPOINTS holds something that is not a URL: {url!r}")
+        url = url.strip()
+        if len(url) > MAX_ENDPOINT_LENGTH:
+            raise ConfigurationError(
+                f"INDEXNOW_ENDPOINTS: an endpoint URL may have at most {MAX_ENDPOINT_LENGTH} characters: {url[:60]!r}…")
+        if url in urls:
+            raise ConfigurationError(f"INDEXNOW_ENDPOINTS lists {url!r} twice")
+        urls.append(url)
+    if not urls:
+        raise ConfigurationError("INDEXNOW_ENDPOINTS is empty: list at least one endpoint URL, or set it to None")
+    if len(urls) > MAX_ENDPOINTS:
+        raise ConfigurationError(f"INDEXNOW_ENDPOINTS may list at most {MAX_ENDPOINTS} engines, got {len(urls)}")
+    return tuple(urls)
 
 
 def _tick_budget(value: float) -> float:

@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import clock
+from .config import MAX_ENDPOINTS
 from .delivery.worker import endpoint_paused_until
 from .errors import InvalidURLError
 from .models import url_hash
@@ -47,6 +48,8 @@ class Explanation:
     ledger: dict[str, Any] | None = None
     resubmit_held_until: datetime | None = None
     endpoint_paused_until: datetime | None = None
+    #: Each configured engine: its own queue row (None: none open), its pause and its request budget.
+    engines: list[dict[str, Any]] = field(default_factory=list)
     story: list[str] = field(default_factory=list)
 
     @property
@@ -96,9 +99,11 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
     queue, history, ledger = models.queue, models.history, models.url_state
     where_host = [] if host is None else [queue.c.host == host]
     with state.engine().connect() as connection:
-        row = connection.execute(
-            sa.select(queue).where(queue.c.url_hash == digest, queue.c.url == stored_url, *where_host).limit(1)
-        ).first()
+        queued = list(connection.execute(
+            sa.select(queue).where(queue.c.url_hash == digest, queue.c.url == stored_url, *where_host)
+            .order_by(queue.c.id).limit(1 + MAX_ENDPOINTS)
+        ))
+        row = queued[0] if queued else None
         host = host or (row.host if row is not None else None)
         history_filter = [history.c.url == stored_url] + ([history.c.host == host] if host else [])
         answers = list(connection.execute(
@@ -128,14 +133,38 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         explanation.resubmit_held_until = until if until > now else None
 
     explanation.endpoint_paused_until = endpoint_paused_until(state)
+    explanation.engines = _engines(state, queued, now)
     explanation.story = _story(state, explanation, now)
     return explanation
+
+
+def _engines(state: IndexNowState, queued: list[Any], now: datetime) -> list[dict[str, Any]]:
+    """Per engine: the URL's own row for it, the engine's pause and its request budget."""
+    from . import engines
+    from .delivery import budget
+    from .delivery.worker import endpoint_pause
+
+    rows = {engines.resolve(state, row.engine): row for row in queued}
+    listed = []
+    for endpoint in engines.endpoints(state):
+        pause = endpoint_pause(state, engine=endpoint)
+        usage = budget.usage(state, endpoint)
+        row = rows.get(endpoint)
+        listed.append({
+            "engine": endpoint,
+            "queue": None if row is None else _queue_dict(state, row, now),
+            "paused_until": None if pause is None else pause[0],
+            "budget": None if usage is None else {"used": usage.used, "limit": usage.limit,
+                                                  "window_ends": usage.window_ends},
+        })
+    return listed
 
 
 def _queue_dict(state: IndexNowState, row: Any, now: datetime) -> dict[str, Any]:
     available_at = clock.as_utc(row.available_at)
     claimed_at = None if row.claimed_at is None else clock.as_utc(row.claimed_at)
     return {
+        "engine": row.engine,
         "status": row.status,
         "action": row.action,
         "attempts": int(row.attempts),
@@ -159,6 +188,7 @@ def _history_dict(row: Any) -> dict[str, Any]:
         "status": row.status,
         "http_status": row.http_status,
         "attempt": int(row.attempts),
+        "engine": row.engine,
         "error": None if row.error is None else safe_text(row.error, ERROR_CHARS),
     }
 
@@ -213,6 +243,27 @@ def _story(state: IndexNowState, e: Explanation, now: datetime) -> list[str]:
                      f"(INDEXNOW_RESUBMIT_INTERVAL = {state.settings.resubmit_interval:g}s).")
     elif state.settings.resubmit_interval > 0:
         lines.append("Resubmit interval: holds nothing back now.")
-    if e.endpoint_paused_until is not None:
+    if len(e.engines) > 1:  # INDEXNOW_ENDPOINTS: each engine's own row, pause and budget
+        for engine in e.engines:
+            eq = engine["queue"]
+            text = f"Engine {engine['engine']}: "
+            if eq is None:
+                text += "no row"
+            else:
+                text += f"{eq['status']}, {eq['attempts']} attempt(s)"
+                if eq["status"] == "pending" and not eq["due_now"]:
+                    text += f", next {_when(eq['available_at'], now)}"
+                if eq["last_error"]:
+                    text += f", last answer: {eq['last_error']}"
+            if engine["paused_until"] is not None:
+                text += f"; paused until {_when(engine['paused_until'], now)}"
+            if engine["budget"] is not None:
+                text += f"; budget {engine['budget']['used']}/{engine['budget']['limit']} this minute"
+            lines.append(text + ".")
+    elif e.endpoint_paused_until is not None:
         lines.append(f"Endpoint: paused until {_when(e.endpoint_paused_until, now)}; nothing is sent before.")
+    if len(e.engines) == 1 and e.engines[0]["budget"] is not None:
+        b = e.engines[0]["budget"]
+        lines.append(f"Request budget: {b['used']} of {b['limit']} POSTs used this minute "
+                     f"(INDEXNOW_REQUESTS_PER_MINUTE); the next window opens {_when(b['window_ends'], now)}.")
     return lines

@@ -139,11 +139,14 @@ def _build(db: Any, prefix: str) -> Models:
         "IndexNowQueue",
         "indexnow_queue",
         {
-            "__doc__": "A URL waiting to be submitted: one row per (host, url).",
+            "__doc__": "A URL waiting to be submitted: one row per (host, url, engine).",
             "id": sa.Column(BigId, primary_key=True, autoincrement=True),
             "host": sa.Column(sa.String(255), nullable=False),
             "url": sa.Column(sa.String(2048), nullable=False),
             "url_hash": sa.Column(sa.String(64), nullable=False),
+            # The engine the row goes to: "" for the first (or only) one, else its
+            # endpoint URL (INDEXNOW_ENDPOINTS); see engines.py.
+            "engine": sa.Column(sa.String(255), nullable=False, default="", server_default=""),
             "action": sa.Column(sa.String(10), nullable=False, default="update"),
             "status": sa.Column(sa.String(12), nullable=False, default="pending"),
             "attempts": sa.Column(sa.Integer, nullable=False, default=0),
@@ -156,7 +159,7 @@ def _build(db: Any, prefix: str) -> Models:
             "created_at": now_column(),
             "updated_at": now_column(onupdate=utcnow),
         },
-        sa.UniqueConstraint("url_hash", "host", name=name("uq_indexnow_queue_url")),
+        sa.UniqueConstraint("url_hash", "host", "engine", name=name("uq_indexnow_queue_url")),
         # Partial where the database has them (PostgreSQL, SQLite): each index holds
         # only the rows its query looks for, so a million waiting, failed or claimed
         # rows cost the others nothing. MySQL/MariaDB ignore the WHERE: full indexes.
@@ -182,6 +185,8 @@ def _build(db: Any, prefix: str) -> Models:
             "error": sa.Column(sa.String(1000)),
             "attempts": sa.Column(sa.Integer, nullable=False, default=1),
             "created_at": now_column(),
+            # The endpoint URL that answered (None for rows older than the column).
+            "engine": sa.Column(sa.String(255)),
         },
         sa.Index(name("ix_indexnow_history_created"), "created_at"),
         sa.Index(name("ix_indexnow_history_status"), "status", "created_at"),

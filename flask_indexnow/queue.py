@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, scoped_session
 
 from . import clock, signals
 from .delivery import due, setsql
+from .engines import queue_engines
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
@@ -89,14 +90,17 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     batch = list(latest.values())
     if not batch:
         return []
+    targets = queue_engines(state)  # one row per engine (INDEXNOW_ENDPOINTS), "" with one engine
+    only: dict[tuple[str, str], tuple[str, ...]] = {}
     if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
-        batch = _apply_ledger(state, executor, batch)
+        batch = _apply_ledger(state, executor, batch, only)
     table = state.models.queue
     now = clock.utcnow()
     connection = _connection_of(state, executor)
     if dialect_name(connection) in setsql.SUPPORTED:
         values = sorted(
-            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint) for e in batch),
+            ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint, engine)
+             for e in batch for engine in only.get((e.host, e.url), targets)),
             key=_lock_order,  # one lock order: no deadlocks
         )
         for part in chunks(values, ROWS_PER_STATEMENT):
@@ -119,18 +123,19 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
                 "last_http_status": None,
                 "created_at": now,
                 "updated_at": now,
+                "engine": engine,
             }
-            for e in batch
+            for e in batch for engine in only.get((e.host, e.url), targets)
         ),
-        key=lambda row: (row["host"], row["url_hash"]),  # one lock order: no deadlocks
+        key=lambda row: (row["host"], row["url_hash"], row["engine"]),  # one lock order: no deadlocks
     )
     for chunk in chunks(rows, ROWS_PER_STATEMENT):
-        upsert(executor, table, chunk, keys=("url_hash", "host"), update=_RESET_COLUMNS)
+        upsert(executor, table, chunk, keys=("url_hash", "host", "engine"), update=_RESET_COLUMNS)
     return batch
 
 
-def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
-    return values[0], values[2]
+def _lock_order(values: setsql.QueueValues) -> tuple[str, str, str]:
+    return values[0], values[2], values[6]
 
 
 def _connection_of(state: IndexNowState, executor: Any) -> Any:
@@ -146,13 +151,21 @@ _RESET_COLUMNS = (
 )
 
 
-def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> list[Entry]:
-    """Skip unchanged content and hold back early resubmits."""
+def _apply_ledger(
+    state: IndexNowState, executor: Any, batch: list[Entry], only: dict[tuple[str, str], tuple[str, ...]]
+) -> list[Entry]:
+    """Skip unchanged content and hold back early resubmits.
+
+    Content unchanged since its last delivery whose row is still open for some
+    engines (INDEXNOW_ENDPOINTS: one engine accepted it, another has not yet)
+    is written for those engines only, into ``only``: an engine that accepted
+    a URL is not sent it again because another one is still retrying.
+    """
     ledger = state.models.url_state
     queue = state.models.queue
     hashes = [url_hash(e.url) for e in batch]
     known: dict[tuple[str, str], Any] = {}
-    open_rows: set[tuple[str, str]] = set()
+    open_rows: dict[tuple[str, str], set[str]] = {}
     for part in chunks(hashes, ROWS_PER_STATEMENT):  # bounded IN lists: databases cap bind parameters
         known.update(
             ((row.host, row.url_hash), row)
@@ -161,22 +174,23 @@ def _apply_ledger(state: IndexNowState, executor: Any, batch: list[Entry]) -> li
                 .where(ledger.c.url_hash.in_(part))
             )
         )
-        open_rows.update(
-            (row.host, row.url_hash)
-            for row in executor.execute(
-                sa.select(queue.c.host, queue.c.url_hash).where(
-                    queue.c.url_hash.in_(part), queue.c.status.in_(("pending", "processing"))
-                )
+        for row in executor.execute(
+            sa.select(queue.c.host, queue.c.url_hash, queue.c.engine).where(
+                queue.c.url_hash.in_(part), queue.c.status.in_(("pending", "processing"))
             )
-        )
+        ):
+            open_rows.setdefault((row.host, row.url_hash), set()).add(row.engine)
     interval = timedelta(seconds=state.settings.resubmit_interval)
     kept = []
     for entry, digest in zip(batch, hashes):
         record = known.get((entry.host, digest))
         if entry.action == "update" and record is not None:
-            if entry.fingerprint and record.fingerprint == entry.fingerprint and (entry.host, digest) not in open_rows:
-                logger.debug("IndexNow: %s unchanged since its last delivery, not queued", entry.url)
-                continue
+            if entry.fingerprint and record.fingerprint == entry.fingerprint:
+                still_open = open_rows.get((entry.host, digest))
+                if not still_open:
+                    logger.debug("IndexNow: %s unchanged since its last delivery, not queued", entry.url)
+                    continue
+                only[(entry.host, entry.url)] = tuple(sorted(still_open))
             if interval and record.last_success_at is not None:
                 earliest = clock.as_utc(record.last_success_at) + interval
                 if earliest > entry.available_at:

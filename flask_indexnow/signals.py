@@ -66,13 +66,14 @@ url_enqueued = _signals.signal("url-enqueued")
 #: Sent by the extension after each POST answered 2xx (or, with
 #: INDEXNOW_DRY_RUN, would have been sent). Keyword arguments: ``host``,
 #: ``urls`` (list of str), ``status`` (HTTP status, None in a dry run),
-#: ``duration`` (seconds).
+#: ``duration`` (seconds), ``engine`` (the endpoint URL that accepted them:
+#: with INDEXNOW_ENDPOINTS, one signal per engine).
 batch_sent = _signals.signal("batch-sent")
 
 #: Sent by the extension when a POST did not succeed. Keyword arguments:
 #: ``host``, ``urls``, ``status`` (HTTP status or None for a network error),
 #: ``error`` (text), ``permanent`` (True when the rows were failed, False when
-#: they will be retried).
+#: they will be retried), ``engine`` (the endpoint URL that answered).
 delivery_failed = _signals.signal("delivery-failed")
 
 

@@ -59,6 +59,14 @@ def status_command(as_json: bool) -> None:
         f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
         + (f", {h['dry_run']} dry run" if h["dry_run"] else "")
     )
+    engines = data.get("engines") or []
+    if len(engines) > 1 or any(e["budget"] for e in engines):  # INDEXNOW_ENDPOINTS / INDEXNOW_REQUESTS_PER_MINUTE
+        for e in engines:
+            click.echo(
+                f"Engine {e['endpoint']}: {e['pending']} pending, {e['processing']} processing, {e['failed']} failed"
+                + (f"; paused until {e['paused_until']} (HTTP {e['pause_status']})" if e["paused_until"] else "")
+                + (f"; {e['budget']['used']}/{e['budget']['limit']} requests this minute" if e["budget"] else "")
+            )
     for check in data["checks"]:
         mark = "ok " if check["ok"] else ("ERR" if check["status"] == "error" else "!! ")
         attention = "Needs attention: " if check["status"] == "attention" else ""

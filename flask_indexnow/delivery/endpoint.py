@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from http.client import HTTPException
@@ -59,7 +60,18 @@ def sending_problem(settings: Settings) -> str | None:
         problem = None  # every host may have its own key; hosts without one are refused per batch
     else:
         problem = key_problem(settings.key)
-    return problem or endpoint_problem(settings)
+    return problem or endpoints_problem(settings)
+
+
+def endpoints_problem(settings: Settings) -> str | None:
+    """Why one of the configured engines may not be used (INDEXNOW_ENDPOINTS: each checked alike), or None."""
+    if not settings.endpoints:
+        return endpoint_problem(settings)
+    for endpoint in settings.endpoints:
+        problem = endpoint_problem(dataclasses.replace(settings, endpoint=endpoint))
+        if problem:
+            return problem.replace("INDEXNOW_ENDPOINT ", "INDEXNOW_ENDPOINTS: ", 1)
+    return None
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 #: The dialects with a set-based path; others use the portable SQLAlchemy one.
 SUPPORTED = ("postgresql", "sqlite", "mysql")
 
-#: One queue row to write: host, url, url_hash, action, available_at, fingerprint.
-QueueValues = tuple[str, str, str, str, datetime, "str | None"]
+#: One queue row to write: host, url, url_hash, action, available_at, fingerprint, engine.
+QueueValues = tuple[str, str, str, str, datetime, "str | None", str]
 
 
 def driver_time(dialect: str, value: datetime) -> Any:
@@ -48,22 +48,26 @@ def driver_time(dialect: str, value: datetime) -> Any:
 
 _INSERT_COLUMNS = (
     "host, url, url_hash, action, status, attempts, available_at, claimed_at, claim_token, "
-    "fingerprint, last_error, last_http_status, created_at, updated_at"
+    "fingerprint, last_error, last_http_status, created_at, updated_at, engine"
 )
 
 
-def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], now: datetime) -> None:
-    """Insert ``rows`` as fresh ``pending`` rows, or reset the rows they collide with (host, url_hash).
+def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[tuple[Any, ...]], now: datetime) -> None:
+    """Insert ``rows`` as fresh ``pending`` rows, or reset the rows they collide with (host, url_hash, engine).
 
     The reset is the one of :func:`flask_indexnow.queue.write_entries` with
     one exception (issue 9 §7): a row that waits for a retry (``pending``
     with attempts spent) keeps its wait and its attempts, so a new event
     neither makes it due before the retry time nor lets a URL that keeps
     changing escape INDEXNOW_MAX_ATTEMPTS. Only a ``failed`` row starts
-    again from zero attempts. ``rows`` must not repeat a (host, url_hash).
+    again from zero attempts. ``rows`` must not repeat a (host, url_hash, engine).
+    Rows of six values (no engine, as before several engines) are for the
+    first engine (``""``).
     """
     if not rows:
         return
+    if len(rows[0]) == 6:
+        rows = [(*row, "") for row in rows]
     dialect = dialect_name(connection)
     stamp = driver_time(dialect, now)
     params: list[Any]
@@ -75,12 +79,13 @@ def upsert_queue(connection: Any, table: sa.Table, rows: Sequence[QueueValues], 
     sql = _upsert_sql(connection.dialect, table, dialect, len(rows))
     if dialect == "sqlite":
         params = [stamp, stamp]
-        for host, url, digest, action, available_at, fingerprint in rows:
-            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint)
+        for host, url, digest, action, available_at, fingerprint, engine in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint, engine)
     else:
         params = []
-        for host, url, digest, action, available_at, fingerprint in rows:
-            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint, stamp, stamp)
+        for host, url, digest, action, available_at, fingerprint, engine in rows:
+            params += (host, url, digest, action, driver_time(dialect, available_at), fingerprint, stamp, stamp,
+                       engine)
     connection.exec_driver_sql(sql, tuple(params))
 
 
@@ -91,8 +96,8 @@ _SEP = "\x1f"
 
 
 def _pg_columns(rows: Sequence[QueueValues]) -> tuple[list[Any], tuple[bool, ...]]:
-    """The six columns of ``rows`` as PostgreSQL parameters, and which are joined text (see :data:`_SEP`)."""
-    hosts, urls, digests, actions, times, fingerprints = zip(*rows)
+    """The seven columns of ``rows`` as PostgreSQL parameters, and which are joined text (see :data:`_SEP`)."""
+    hosts, urls, digests, actions, times, fingerprints, engines = zip(*rows)
     stamps: dict[datetime, str] = {}
     texts = []
     for when in times:  # nearly always one value for the whole chunk
@@ -105,6 +110,7 @@ def _pg_columns(rows: Sequence[QueueValues]) -> tuple[list[Any], tuple[bool, ...
         joined = _SEP.join(values)
         columns.append(joined if joined.count(_SEP) == len(values) - 1 else list(values))
     columns.append([] if not any(fingerprints) else list(fingerprints))  # unnest pads a short array with NULL
+    columns.append(list(engines))
     return columns, tuple(isinstance(value, str) for value in columns[:5])
 
 
@@ -123,7 +129,7 @@ def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, join
     if dialect == "mysql":
         # ON DUPLICATE KEY UPDATE assigns left to right and later terms see
         # earlier results: everything that reads the old status comes first.
-        row = f"({p}, {p}, {p}, {p}, 'pending', 0, {p}, NULL, NULL, {p}, NULL, NULL, {p}, {p})"
+        row = f"({p}, {p}, {p}, {p}, 'pending', 0, {p}, NULL, NULL, {p}, NULL, NULL, {p}, {p}, {p})"
         return (
             f"INSERT INTO {q} ({_INSERT_COLUMNS}) VALUES {', '.join([row] * count)} "
             "ON DUPLICATE KEY UPDATE "
@@ -141,19 +147,19 @@ def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, join
         )
         source = (
             f"SELECT v.h, v.u, v.x, v.a, 'pending', 0, v.t::timestamp, NULL, NULL, v.f, NULL, NULL, "
-            f"{p}::timestamp, {p}::timestamp "
-            f"FROM unnest({arrays}, {p}::text[]) AS v(h, u, x, a, t, f)"
+            f"{p}::timestamp, {p}::timestamp, v.e "
+            f"FROM unnest({arrays}, {p}::text[], {p}::text[]) AS v(h, u, x, a, t, f, e)"
         )
     else:
-        values = ", ".join([f"({p}, {p}, {p}, {p}, {p}, {p})"] * count)
+        values = ", ".join([f"({p}, {p}, {p}, {p}, {p}, {p}, {p})"] * count)
         # "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT.
         source = (
             "SELECT column1, column2, column3, column4, 'pending', 0, column5, NULL, NULL, column6, "
-            f"NULL, NULL, {p}, {p} FROM (VALUES {values}) WHERE true"
+            f"NULL, NULL, {p}, {p}, column7 FROM (VALUES {values}) WHERE true"
         )
     return (
         f"INSERT INTO {q} ({_INSERT_COLUMNS}) {source} "
-        "ON CONFLICT (url_hash, host) DO UPDATE SET "
+        "ON CONFLICT (url_hash, host, engine) DO UPDATE SET "
         f"available_at = CASE WHEN {retry_wait} AND {q}.available_at > excluded.available_at "
         f"THEN {q}.available_at ELSE excluded.available_at END, "
         f"attempts = CASE WHEN {q}.status = 'failed' THEN 0 ELSE {q}.attempts END, "
@@ -174,8 +180,8 @@ def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, join
 # or a stale sweep and another pass) no longer carries the token: it is left
 # alone.
 
-_HISTORY_COLUMNS = "host, url, action, status, http_status, error, attempts, created_at"
-_BATCH = "claim_token = :token AND host = :host AND id BETWEEN :lo AND :hi"
+_HISTORY_COLUMNS = "host, url, action, status, http_status, error, attempts, created_at, engine"
+_BATCH = "claim_token = :token AND host = :host AND engine = :engine AND id BETWEEN :lo AND :hi"
 
 
 def finish_batch(
@@ -189,7 +195,8 @@ def finish_batch(
 ) -> set[int] | None:
     """Delete (``success``) or retry/fail the batch's ``rows`` and write their history, set-based.
 
-    ``params``: ``token``, ``host``, ``lo``, ``hi``, ``now``, ``http``,
+    ``params``: ``token``, ``host``, ``engine`` (the rows' engine key),
+    ``engine_url`` (the endpoint, for the history), ``lo``, ``hi``, ``now``, ``http``,
     ``error`` and, for a success, ``status`` (the history status); for a
     failure, ``limit`` (a row whose attempts reach it fails for good: 0 fails
     every row) and ``retry_at``. Times are converted here. Every row of
@@ -237,14 +244,15 @@ def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], valu
         return
     limit = values.get("limit")
     common = (values["http"], values["error"])
+    engine_url = values.get("engine_url")
     p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     for part in chunks(rows, ROWS_PER_STATEMENT):
         params: list[Any] = []
         for row in part:
             attempts = row.attempts + 1
             status = values["status"] if limit is None else ("failed" if gives_up(attempts, limit) else "retry")
-            params += (row.host, row.url, row.action, status, *common, attempts, values["now"])
-        placeholders = ", ".join([f"({', '.join([p] * 8)})"] * len(part))
+            params += (row.host, row.url, row.action, status, *common, attempts, values["now"], engine_url)
+        placeholders = ", ".join([f"({', '.join([p] * 9)})"] * len(part))
         connection.exec_driver_sql(
             f"INSERT INTO {history.name} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
         )
@@ -268,6 +276,7 @@ def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool)
         return f"CAST(:{name} AS {sql_type})" if dialect == "postgresql" else f":{name}"
 
     http, error, now = cast("http", "INTEGER"), cast("error", "VARCHAR(1000)"), cast("now", "TIMESTAMP")
+    engine_url = cast("engine_url", "VARCHAR(255)")
     if success:
         history_status = cast("status", "VARCHAR(12)")
     else:
@@ -290,7 +299,7 @@ def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool)
         return (sa.text(
             f"WITH d AS ({change} RETURNING id, host, url, action, attempts{returned}), "
             f"i AS (INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, "
-            f"{http}, {error}, {copied}, {now} FROM d) "
+            f"{http}, {error}, {copied}, {now}, {engine_url} FROM d) "
             "SELECT id FROM d"
         ),)
     if dialect == "mysql":
@@ -298,6 +307,6 @@ def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool)
     else:
         copy = sa.text(
             f"INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, {http}, {error}, "
-            f"attempts + 1, {now} FROM {q} WHERE {_BATCH}"
+            f"attempts + 1, {now}, {engine_url} FROM {q} WHERE {_BATCH}"
         )
     return copy, sa.text(f"DELETE FROM {q} WHERE {_BATCH}" if success else retry_update)

@@ -26,13 +26,14 @@ from typing import Any, TypeAlias, TypeVar
 import requests
 import sqlalchemy as sa
 
-from .. import clock, retry, signals
+from .. import clock, engines, retry, signals
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
 from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name, upsert
 from ..state import IndexNowState, current_app_object
 from . import due, passlog
 from .breaker import CacheUnavailable
+from .budget import take as take_budget
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
     Answer,
@@ -137,9 +138,9 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     if problem:
         logger.warning("IndexNow: not sending: %s", problem)
         return PassResult(skipped_reason=problem)
-    pause = endpoint_pause(state)
-    if pause is not None:
-        paused_until, status = pause
+    pauses = [endpoint_pause(target) for target in engines.views(state)]
+    if all(pause is not None for pause in pauses):  # every engine paused (with one engine: that one)
+        paused_until, status = min(pause for pause in pauses if pause is not None)
         reason = f"the endpoint asked to pause (HTTP {status}) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
         logger.info("IndexNow: not sending: %s", reason)
         due.remember(state, paused_until.timestamp())  # nothing can be sent before then: no tick needed
@@ -153,11 +154,12 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     rows = claim(state, engine, limit, now, token)
     result.claimed = len(rows)
     if rows:
-        by_host: dict[str, list[Claimed]] = defaultdict(list)
+        # One batch is the rows of one engine and one host (see setsql.finish_batch).
+        by_host: dict[tuple[str, str], list[Claimed]] = defaultdict(list)
         for row in rows:
-            by_host[row.host].append(row)
+            by_host[(row.engine, row.host)].append(row)
         holder = ClaimHolder(token, now)
-        batches = [(host, list(batch)) for host, host_rows in by_host.items()
+        batches = [(host, list(batch)) for (_engine, host), host_rows in by_host.items()
                    for batch in chunks(host_rows, MAX_URLS_PER_REQUEST)]
         try:
             with contextlib.nullcontext(app_session(state)) as http:  # the app's kept-alive session
@@ -269,7 +271,8 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     ``UPDATE`` of those ids, in one short transaction.
     """
     queue = state.models.queue
-    columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint)
+    columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint,
+               queue.c.engine)
     due_rows = (
         sa.select(queue.c.id)
         .where(queue.c.status == _PENDING, queue.c.available_at <= now)
@@ -403,15 +406,24 @@ def _deliver(
     deadline: float | None = None,
     holder: ClaimHolder | None = None,
 ) -> None:
-    """POST one batch and record its outcome; a batch refused with 400/422 is split.
+    """POST one batch to its engine and record its outcome; a batch refused with 400/422 is split.
 
     ``budget`` (shared by every part of one batch) is how many extra requests
-    the splitting may still cost. Rows whose turn comes while the endpoint is
-    paused (after a 429, or a 5xx with Retry-After), or once ``deadline`` has
-    passed, are released without spending an attempt.
+    the splitting may still cost. Rows whose turn comes while their engine is
+    paused (after a 429, or a 5xx with Retry-After), while its request budget
+    for this minute is spent (INDEXNOW_REQUESTS_PER_MINUTE), or once
+    ``deadline`` has passed, are released without spending an attempt.
     """
-    settings = state.settings
-    paused_until = endpoint_paused_until(state)
+    endpoint = engines.resolve(state, rows[0].engine)
+    if endpoint is None:  # its engine was removed from INDEXNOW_ENDPOINTS
+        answer = Answer("failed", None, f"engine {rows[0].engine} is no longer configured "
+                        "(INDEXNOW_ENDPOINTS): not sent", None, 0.0)
+        passlog.no_key(state, host, len(rows), answer.error)
+        finish(state, engine, token, rows, answer, result)
+        return
+    target = engines.view(state, endpoint)  # this engine's settings, pause and streaks
+    settings = target.settings
+    paused_until = endpoint_paused_until(target)
     if paused_until is not None:
         result.released += release(state, engine, token, rows, paused_until)
         return
@@ -425,13 +437,20 @@ def _deliver(
         passlog.no_key(state, host, len(rows), answer.error)
     elif settings.dry_run:
         answer = Answer("success", None, None, None, 0.0)
-        passlog.dry_run(state, host, [r.url for r in rows])
+        passlog.dry_run(target, host, [r.url for r in rows])
     else:
+        over_budget = take_budget(state, endpoint)
+        if over_budget is not None:  # this minute's POSTs to this engine are spent: wait for the next window
+            result.released += release(state, engine, token, rows, over_budget)
+            logger.info("IndexNow: host=%s endpoint=%s: %d URLs wait for the next minute "
+                        "(INDEXNOW_REQUESTS_PER_MINUTE=%s spent)", host, endpoint, len(rows),
+                        settings.requests_per_minute)
+            return
         if holder is not None:
             holder.keep(state, engine)
         answer = post_batch(http, settings, host, key, [r.url for r in rows], deadline=deadline)
         result.requests += 1
-        passlog.answer(state, host, len(rows), answer)
+        passlog.answer(target, host, len(rows), answer)
         if answer.http_status in (400, 422) and len(rows) > 1 and budget[0] >= 2:
             # Find the URLs the endpoint really refuses: resend each half.
             budget[0] -= 2
@@ -440,8 +459,8 @@ def _deliver(
                 _deliver(state, engine, http, token, host, half, result, budget, deadline=deadline, holder=holder)
             return
         if pauses_endpoint(answer):
-            pause_endpoint(state, answer)
-    finish(state, engine, token, rows, answer, result)
+            pause_endpoint(target, answer)
+    finish(state, engine, token, rows, answer, result, endpoint=endpoint)
 
 
 def finish(
@@ -451,6 +470,8 @@ def finish(
     rows: list[Claimed],
     answer: Answer,
     result: PassResult,
+    *,
+    endpoint: str | None = None,
 ) -> None:
     """Step 5 for one batch: queue update, history and ledger in one short transaction.
 
@@ -465,9 +486,11 @@ def finish(
     queue, history = models.queue, models.history
     now = clock.utcnow()
     success = answer.outcome == "success"
+    engine_key = getattr(rows[0], "engine", engines.DEFAULT_ENGINE)
+    endpoint = endpoint or engines.resolve(state, engine_key) or engine_key
     params: dict[str, Any] = {
-        "token": token, "host": rows[0].host, "lo": rows[0].id, "hi": rows[-1].id, "now": now,
-        "http": answer.http_status, "error": answer.error,
+        "token": token, "host": rows[0].host, "engine": engine_key, "engine_url": endpoint,
+        "lo": rows[0].id, "hi": rows[-1].id, "now": now, "http": answer.http_status, "error": answer.error,
     }
     if success:
         params["status"] = "dry_run" if settings.dry_run else "success"
@@ -502,14 +525,15 @@ def finish(
         else:
             result.succeeded += len(rows)
         signals.send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
-                    duration=answer.duration)
+                    duration=answer.duration, engine=endpoint)
     else:
         result.retried += len(retried)
         result.failed += len(failed)
         for group, permanent in ((retried, False), (failed, True)):
             if group:
                 signals.send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
-                            status=answer.http_status, error=answer.error, permanent=permanent)
+                            status=answer.http_status, error=answer.error, permanent=permanent,
+                            engine=endpoint)
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:
@@ -556,13 +580,16 @@ def pauses_endpoint(answer: Answer) -> bool:
     return status == 429 or (status is not None and 500 <= status < 600 and answer.retry_after is not None)
 
 
-def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
+def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None = None) -> None:
     """After a 429 (or a 5xx with Retry-After), stop every process sending to this endpoint until the pause ends.
 
     The pause ends when the refused batch is due again: INDEXNOW_RETRY_DELAY,
     or the Retry-After when that is longer (capped at a day). It is kept in
-    this process and shared with the others through the cache.
+    this process and shared with the others through the cache. ``engine``
+    (an endpoint URL) pauses that engine only; None: ``state``'s endpoint.
     """
+    if engine is not None:
+        state = engines.view(state, engine)
     now = clock.utcnow()
     seconds = (retry.retry_at(state.settings, answer.retry_after, now) - now).total_seconds()
     if seconds <= 0:
@@ -574,15 +601,19 @@ def pause_endpoint(state: IndexNowState, answer: Answer) -> None:
         state.guarded_cache.set(_pause_key(state), f"{until:.3f}:{status}", timeout=int(seconds) + 1)
     except CacheUnavailable:
         pass  # the breaker has logged it; this process still holds the pause
-    logger.warning("IndexNow: endpoint answered %s; pausing all sending for %.0fs", status, seconds)
+    logger.warning("IndexNow: endpoint %s answered %s; pausing all sending to it for %.0fs",
+                   state.settings.endpoint, status, seconds)
 
 
-def endpoint_pause(state: IndexNowState) -> tuple[datetime, int] | None:
+def endpoint_pause(state: IndexNowState, *, engine: str | None = None) -> tuple[datetime, int] | None:
     """When the endpoint pause ends and which HTTP status asked for it; None when sending is allowed now.
 
     This process's own pause answers without the cache; otherwise the cache
-    says whether another process was asked to pause.
+    says whether another process was asked to pause. ``engine``: that
+    endpoint's pause; None: ``state``'s endpoint (the first engine).
     """
+    if engine is not None:
+        state = engines.view(state, engine)
     now = clock.utcnow().timestamp()
     pause = state.paused
     if pause is None or pause[0] <= now:
@@ -596,9 +627,9 @@ def endpoint_pause(state: IndexNowState) -> tuple[datetime, int] | None:
     return datetime.fromtimestamp(pause[0], tz=timezone.utc), pause[1]
 
 
-def endpoint_paused_until(state: IndexNowState) -> datetime | None:
+def endpoint_paused_until(state: IndexNowState, *, engine: str | None = None) -> datetime | None:
     """When the endpoint pause ends, or None when sending is allowed now."""
-    pause = endpoint_pause(state)
+    pause = endpoint_pause(state, engine=engine)
     return None if pause is None else pause[0]
 
 

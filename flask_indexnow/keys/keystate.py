@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import clock
+from .. import clock, engines
 from ..delivery import forbidden
 from ..state import IndexNowState
 from .keyfile import serves_key_file
@@ -89,7 +89,12 @@ def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]
     """The key state of every known host, with the hint that fits."""
     answers = latest_key_answers(state, connection)
     hosts = sorted(set(known_hosts(state, connection)) | set(answers))[:MAX_HOSTS]
-    streaks = forbidden.streaks(state, hosts)
+    streaks: dict[str, forbidden.Streak] = {}
+    for target in engines.views(state):  # INDEXNOW_ENDPOINTS: the longest streak of any engine
+        for host, streak in forbidden.streaks(target, hosts).items():
+            known = streaks.get(host)
+            if known is None or (streak.escalated, streak.count) > (known.escalated, known.count):
+                streaks[host] = streak
     return [with_streak(describe(state, host, *answers.get(host, (None, None))), streaks.get(host)) for host in hosts]
 
 

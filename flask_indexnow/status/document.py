@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+from .. import engines
 from ..delivery import worker
 from ..state import IndexNowState
 from ..stats import collect_status
@@ -34,6 +35,7 @@ def status_document(state: IndexNowState, connection: Any = None) -> dict[str, A
     paused = worker.endpoint_paused_until(state)
     data["endpoint_paused_until"] = None if paused is None else paused.isoformat()
     data["verdict"] = judge(state, data, paused).as_dict()
+    data["engines"] = engines.engine_rows(state, connection)
     data["skipped_events_24h"] = skipped.last_24h(state)  # None: the cache could not say
     return data
 

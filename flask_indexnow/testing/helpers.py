@@ -58,7 +58,7 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
     old_config = {name: app.config.get(name) for name in config}
     changes: dict[str, Any] = {"endpoint": config["INDEXNOW_ENDPOINT"], "allow_private_endpoint": True}
     if "endpoints" in {f.name for f in dataclasses.fields(old_settings)}:  # several engines: the recorder is all of them
-        changes["endpoints"] = (config["INDEXNOW_ENDPOINT"],)
+        changes["endpoints"] = ()  # one engine, the recorder: rows are queued for "the first engine"
     state.settings = dataclasses.replace(old_settings, **changes)
     app.config.update(config)
 

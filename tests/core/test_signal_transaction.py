@@ -82,9 +82,8 @@ def test_the_row_survives_a_host_rollback_even_while_the_host_holds_a_write_lock
     assert host.queued() == ["https://example.com/b"]  # not lost with the host's work
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's single write lock only
 def test_on_sqlite_a_locked_database_delays_the_row_until_the_host_commits(host: Host) -> None:
-    if host.db.engine.dialect.name != "sqlite":
-        pytest.skip("SQLite's single write lock only")
     host.db.session.add(host.Note(text="flushed"))
     host.db.session.flush()
     signals.resource_saved.send(host.app, url="https://example.com/c")

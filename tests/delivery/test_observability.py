@@ -61,7 +61,8 @@ def test_batch_sent_and_delivery_failed(make_app, endpoint, clock, recorded):
         ext(app).process_queue()
     [(sender, sent)] = recorded["batch_sent"].calls
     assert sender is app
-    assert set(sent) == {"host", "urls", "status", "duration"}
+    assert set(sent) == {"host", "urls", "status", "duration", "engine"}  # engine: issue 13 §1
+    assert sent["engine"] == endpoint.url
     assert (sent["host"], sorted(sent["urls"]), sent["status"]) == (
         "ok.example.com", ["https://ok.example.com/1", "https://ok.example.com/2"], 202,
     )
@@ -70,9 +71,9 @@ def test_batch_sent_and_delivery_failed(make_app, endpoint, clock, recorded):
     assert all(sender is app for sender, _ in recorded["delivery_failed"].calls)
     assert failed == [
         {"host": "bad.example.com", "urls": ["https://bad.example.com/1"], "status": 403,
-         "error": "HTTP 403: key not valid", "permanent": True},
+         "error": "HTTP 403: key not valid", "permanent": True, "engine": endpoint.url},
         {"host": "tmp.example.com", "urls": ["https://tmp.example.com/1"], "status": 503,
-         "error": "HTTP 503: busy", "permanent": False},
+         "error": "HTTP 503: busy", "permanent": False, "engine": endpoint.url},
     ]
 
 

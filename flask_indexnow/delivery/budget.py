@@ -1,0 +1,119 @@
+"""A request budget per engine: INDEXNOW_REQUESTS_PER_MINUTE POSTs at most, shared by every process.
+
+Time is cut into fixed one-minute windows (of the extension's clock). Each
+POST to an engine first takes one unit of that engine's count for the current
+window: an atomic increment in the cache (Redis ``INCR`` on a key that expires
+after two windows), so every worker and web process that shares the cache
+shares the budget. A batch that finds the budget spent is not sent: the pass
+gives its rows back without spending an attempt, due when the next window
+opens.
+
+A cache that fails (or is left alone by the breaker, see breaker.py) is passed
+over: the count falls back to this process's own, so each process keeps the
+budget by itself until the cache answers again. That may let several
+processes together exceed the budget for a while; it never stops delivery.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from .. import clock
+from ..state import IndexNowState
+from .breaker import CacheUnavailable
+
+#: Seconds of one budget window.
+WINDOW = 60
+_KEY = "indexnow_budget:"
+_local_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One engine's budget in the current window."""
+
+    engine: str
+    used: int
+    limit: int
+    window_ends: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "limit": self.limit, "window_ends": self.window_ends.isoformat()}
+
+
+def _window(now: float | None = None) -> int:
+    return int((clock.utcnow().timestamp() if now is None else now) // WINDOW)
+
+
+def window_end(window: int) -> datetime:
+    return datetime.fromtimestamp((window + 1) * WINDOW, tz=timezone.utc)
+
+
+def _key(state: IndexNowState, endpoint: str, window: int) -> str:
+    digest = hashlib.sha256(endpoint.encode("utf-8")).hexdigest()[:16]
+    return state.cache_key(f"{_KEY}{digest}:{window}")
+
+
+def take(state: IndexNowState, endpoint: str) -> datetime | None:
+    """Spend one POST of ``endpoint``'s budget: None when it may be sent now, else when the next window opens."""
+    limit = state.settings.requests_per_minute
+    if limit is None:
+        return None
+    window = _window()
+    key = _key(state, endpoint, window)
+    try:
+        count = _increment(state, key)
+    except CacheUnavailable:
+        count = _local_increment(state, key, window)
+    if count > limit:
+        return window_end(window)
+    return None
+
+
+def _increment(state: IndexNowState, key: str) -> int:
+    """Add one to the window's count in the cache, atomically where the cache can (Redis INCR)."""
+    guarded = state.guarded_cache
+    guarded.add(key, 0, timeout=2 * WINDOW)  # creates the key with its expiry; INCR keeps it
+    backend = getattr(state.cache, "cache", state.cache)
+    inc = getattr(backend, "inc", None)
+    if inc is None:
+        raise CacheUnavailable("the cache cannot count")
+    count = guarded.breaker.call(f"counting {key}", inc, key)
+    if count is None:
+        raise CacheUnavailable("the cache did not count")
+    return int(count)
+
+
+def _local_increment(state: IndexNowState, key: str, window: int) -> int:
+    """This process's own count, while the cache is unavailable."""
+    with _local_lock:
+        counts: dict[str, tuple[int, int]] = state.__dict__.setdefault("_budget_counts", {})
+        for old in [k for k, (w, _) in counts.items() if w < window]:
+            del counts[old]
+        count = counts.get(key, (window, 0))[1] + 1
+        counts[key] = (window, count)
+        return count
+
+
+def usage(state: IndexNowState, endpoint: str) -> Usage | None:
+    """``endpoint``'s budget in the current window (None without a budget); the cache is only read."""
+    limit = state.settings.requests_per_minute
+    if limit is None:
+        return None
+    window = _window()
+    key = _key(state, endpoint, window)
+    try:
+        value = state.guarded_cache.get(key)
+    except CacheUnavailable:
+        value = None
+    if value is None:
+        value = state.__dict__.get("_budget_counts", {}).get(key, (window, 0))[1]
+    try:
+        used = int(value)
+    except (TypeError, ValueError):
+        used = 0
+    return Usage(endpoint, min(used, limit), limit, window_end(window))

@@ -1,0 +1,109 @@
+"""Several engines (INDEXNOW_ENDPOINTS): what each queue row's ``engine`` names, and each engine's view.
+
+Every queue row belongs to one engine: enqueueing writes one row per
+configured engine, and each row has its own attempts, retry time and claim,
+so an engine that accepted a URL is never sent it again because another one
+failed. The ``engine`` column holds:
+
+- ``""`` with one engine (INDEXNOW_ENDPOINT, the default, and every row
+  written before the column existed): "the first configured engine". A site
+  that changes INDEXNOW_ENDPOINT keeps delivering what is queued, as before.
+- the endpoint URL with INDEXNOW_ENDPOINTS.
+
+A row whose engine is no longer configured is failed by the next pass that
+claims it, with an error that says so (see :func:`resolve`).
+
+Per-engine state (the 429/503 pause, the 403 streaks, the log lines) is kept
+by the functions that already keep it per ``settings.endpoint``; they are
+handed an *engine view*: the app's state with that engine as its endpoint,
+made once per engine and kept (so its pause survives from pass to pass).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import sqlalchemy as sa
+
+from .state import IndexNowState
+
+#: The ``engine`` of a row meant for the first (or only) configured engine.
+DEFAULT_ENGINE = ""
+
+
+def endpoints(state: IndexNowState) -> tuple[str, ...]:
+    """Every configured endpoint URL, the first one first."""
+    settings = state.settings
+    return settings.endpoints or (settings.endpoint,)
+
+
+def queue_engines(state: IndexNowState) -> tuple[str, ...]:
+    """The ``engine`` values an enqueued URL gets a row for: one per engine."""
+    return state.settings.endpoints or (DEFAULT_ENGINE,)
+
+
+def resolve(state: IndexNowState, engine: str | None) -> str | None:
+    """The endpoint URL a row of ``engine`` goes to, or None when that engine is no longer configured."""
+    configured = endpoints(state)
+    if not engine:
+        return configured[0]
+    return engine if engine in configured else None
+
+
+def view(state: IndexNowState, endpoint: str) -> IndexNowState:
+    """``state`` as one engine sees it: its settings name ``endpoint``; its pause is its own.
+
+    Everything else (the database, the cache and its breaker, the models, the
+    logs) is shared with ``state``. The view of the first engine with a single
+    engine is ``state`` itself.
+    """
+    if endpoint == state.settings.endpoint:
+        return state
+    views: dict[str, tuple[Any, IndexNowState]] = state.__dict__.setdefault("_engine_views", {})
+    base, found = views.get(endpoint, (None, None))
+    if found is None or base is not state.settings:  # new settings (a test helper swaps them): a new view
+        found = copy.copy(state)
+        found.__dict__.pop("_engine_views", None)
+        found.settings = dataclasses.replace(state.settings, endpoint=endpoint)
+        found.paused = None if found is None or base is None else views[endpoint][1].paused
+        views[endpoint] = (state.settings, found)
+    return found
+
+
+def views(state: IndexNowState) -> list[IndexNowState]:
+    """One view per configured engine, in the configured order."""
+    return [view(state, endpoint) for endpoint in endpoints(state)]
+
+
+def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
+    """Each configured engine as the status document shows it: queue counts, pause, request budget.
+
+    Rows of an engine no longer configured are counted under the first
+    engine only when their key is ``""``; others are not listed (the next pass fails them).
+    """
+    from .delivery import budget, worker
+
+    queue = state.models.queue
+    counts: dict[tuple[str, str], int] = {}
+    for engine, status, count in connection.execute(
+        sa.select(queue.c.engine, queue.c.status, sa.func.count()).group_by(queue.c.engine, queue.c.status)
+    ):
+        endpoint = resolve(state, engine)
+        if endpoint is not None:
+            counts[(endpoint, status)] = counts.get((endpoint, status), 0) + int(count)
+    listed = []
+    for endpoint in endpoints(state):
+        pause = worker.endpoint_pause(state, engine=endpoint)
+        usage = budget.usage(state, endpoint)
+        listed.append({
+            "endpoint": endpoint,
+            "pending": counts.get((endpoint, "pending"), 0),
+            "processing": counts.get((endpoint, "processing"), 0),
+            "failed": counts.get((endpoint, "failed"), 0),
+            "paused_until": None if pause is None else pause[0].isoformat(),
+            "pause_status": None if pause is None else pause[1],
+            "budget": None if usage is None else usage.as_dict(),
+        })
+    return listed
