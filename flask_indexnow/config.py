@@ -360,7 +360,7 @@ def _endpoints(value: Any) -> tuple[str, ...]:
 
     Only the shape is checked here; whether each URL may be used (https, a
     public host) is checked softly, like INDEXNOW_ENDPOINT, when sending
-    (see :func:`flask_indexnow.endpoint.sending_problem`).
+    (see :func:`flask_indexnow.delivery.endpoint.sending_problem`).
     """
     if value is None:
         return ()
