@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from . import signals
+from .delivery.worker import PassResult
 from .errors import ConfigurationError, IndexNowError, InvalidURLError, TablesMissingError
 from .extension import IndexNow, IndexNowWarning
 from .queue import EnqueueResult
 from .scheduling import OverlapPolicy
-from .worker import PassResult
 
 __all__ = [
     "ConfigurationError",

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .config import key_problem
-from .endpoint import endpoints_problem
-from .keyfile import serves_key_file
+from flask import current_app
+
+from .delivery.endpoint import endpoints_problem
+from .keys.keyfile import serves_key_file
+from .keys.rules import key_problem
 from .state import IndexNowState
 
 _LOCK_FIT = {"RedisCache", "RedisSentinelCache", "RedisClusterCache", "MemcachedCache", "SASLMemcachedCache",
@@ -46,8 +48,6 @@ class Check:
 
 
 def cache_backend_name(state: IndexNowState) -> str:
-    from flask import current_app
-
     backend = current_app.extensions.get("cache", {}).get(state.cache)
     return type(backend).__name__ if backend is not None else "unknown"
 

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError, InvalidURLError
+from .keys.rules import key_problem
 from .urls import ANY_HOST, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
@@ -84,7 +85,6 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
 }
 
-_KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -162,15 +162,6 @@ def _optional_str(key: str, value: Any) -> str | None:
     if not isinstance(value, str):
         raise ConfigurationError(f"{key} must be a string or None, got {value!r}")
     return value.strip() or None
-
-
-def key_problem(key: Any) -> str | None:
-    """Why ``key`` cannot be used as an IndexNow key, or None when it can."""
-    if key is None or key == "":
-        return "INDEXNOW_KEY is not set (run `flask indexnow key generate`)"
-    if not isinstance(key, str) or not _KEY_RE.match(key):
-        return "INDEXNOW_KEY must be 8-128 characters of a-z, A-Z, 0-9 and '-'"
-    return None
 
 
 def _key(value: Any) -> str | None:
@@ -369,7 +360,7 @@ def _endpoints(value: Any) -> tuple[str, ...]:
 
     Only the shape is checked here; whether each URL may be used (https, a
     public host) is checked softly, like INDEXNOW_ENDPOINT, when sending
-    (see :func:`flask_indexnow.endpoint.sending_problem`).
+    (see :func:`flask_indexnow.delivery.endpoint.sending_problem`).
     """
     if value is None:
         return ()

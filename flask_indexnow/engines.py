@@ -83,9 +83,9 @@ def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
     Rows of an engine no longer configured are counted under the first
     engine only when their key is ``""``; others are not listed (the next pass fails them).
     """
-    from . import budget, worker
+    from .delivery import budget, worker
 
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     counts: dict[tuple[str, str], int] = {}
     for engine, status, count in connection.execute(
         sa.select(queue.c.engine, queue.c.status, sa.func.count()).group_by(queue.c.engine, queue.c.status)

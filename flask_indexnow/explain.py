@@ -18,11 +18,13 @@ import sqlalchemy as sa
 
 from . import clock
 from .config import MAX_ENDPOINTS
+from .delivery.worker import endpoint_paused_until
 from .errors import InvalidURLError
 from .models import url_hash
 from .queue import make_entry
 from .safetext import safe_text
 from .state import IndexNowState
+from .status.display import duration
 from .urls import check_url
 
 #: History rows shown, newest first.
@@ -94,7 +96,7 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
     stored_url = normalized or (url.strip() if isinstance(url, str) else str(url))
     digest = url_hash(stored_url)
     models = state.models
-    queue, history, ledger = models.Queue.__table__, models.History.__table__, models.URLState.__table__
+    queue, history, ledger = models.queue, models.history, models.url_state
     where_host = [] if host is None else [queue.c.host == host]
     with state.engine().connect() as connection:
         queued = list(connection.execute(
@@ -130,8 +132,6 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         until = clock.as_utc(entry.last_success_at) + timedelta(seconds=interval)
         explanation.resubmit_held_until = until if until > now else None
 
-    from .worker import endpoint_paused_until
-
     explanation.endpoint_paused_until = endpoint_paused_until(state)
     explanation.engines = _engines(state, queued, now)
     explanation.story = _story(state, explanation, now)
@@ -140,8 +140,9 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
 
 def _engines(state: IndexNowState, queued: list[Any], now: datetime) -> list[dict[str, Any]]:
     """Per engine: the URL's own row for it, the engine's pause and its request budget."""
-    from . import budget, engines
-    from .worker import endpoint_pause
+    from . import engines
+    from .delivery import budget
+    from .delivery.worker import endpoint_pause
 
     rows = {engines.resolve(state, row.engine): row for row in queued}
     listed = []
@@ -201,8 +202,6 @@ def _when(value: datetime, now: datetime) -> str:
 
 
 def _span(seconds: float) -> str:
-    from .status.display import duration
-
     return duration(seconds)
 
 

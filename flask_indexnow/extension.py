@@ -9,12 +9,16 @@ from typing import Any, TypeVar
 
 from flask import Flask
 
-from . import bridge, events, queue, scheduling, worker
-from . import tick as tick_module
+from . import queue, scheduling
+from .cli import indexnow_group
 from .config import load_settings
-from .events import Adapter
+from .delivery import tick as tick_module
+from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
+from .watching import bridge, events
+from .watching.events import Adapter
+from .web import register_web
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,9 +72,6 @@ class IndexNow:
         events.connect_receivers()
         bridge.install()
         app.after_request(tick_module.schedule_after_response)
-
-        from .cli import indexnow_group
-        from .web import register_web
 
         register_web(app, state)
         app.cli.add_command(indexnow_group)

@@ -7,11 +7,8 @@ turns it into the same one line instead of a traceback or a retry loop.
 
 from __future__ import annotations
 
-from typing import Any
-
-import sqlalchemy as sa
-
 from .errors import TablesMissingError
+from .sqlutil import driver_error, error_codes
 
 #: PostgreSQL's SQLSTATE for "relation does not exist".
 _PG_UNDEFINED_TABLE = "42P01"
@@ -21,14 +18,11 @@ _MYSQL_NO_SUCH_TABLE = 1146
 
 def is_missing_table(exc: BaseException) -> bool:
     """True when ``exc`` (or the driver error it wraps) says a table does not exist."""
-    orig: Any = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+    orig = driver_error(exc)
     if orig is None:
         return False
-    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)  # psycopg 3 / psycopg2
-    if code == _PG_UNDEFINED_TABLE:
-        return True
-    args = getattr(orig, "args", ())
-    if args and args[0] == _MYSQL_NO_SUCH_TABLE:
+    sqlstate, number = error_codes(exc)
+    if sqlstate == _PG_UNDEFINED_TABLE or number == _MYSQL_NO_SUCH_TABLE:
         return True
     return type(orig).__module__ == "sqlite3" and "no such table" in str(orig)
 

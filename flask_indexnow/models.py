@@ -77,17 +77,29 @@ def url_hash(url: str) -> str:
 
 @dataclass(frozen=True)
 class Models:
-    """The model classes of one ``(db, prefix)``."""
+    """The tables of one ``(db, prefix)``, and their model classes.
+
+    The library itself works on the typed tables (``queue``, ``history``,
+    ``schedule``, ``job``, ``url_state``: :class:`sqlalchemy.Table` objects
+    on the app's ``db.metadata``). The ORM classes (``Queue`` …) are built on
+    the app's own ``db.Model`` for each table prefix, so their type is only
+    known at run time; they are there for the app's own queries.
+    """
 
     Queue: Any
     History: Any
     Schedule: Any
     Job: Any
     URLState: Any
+    queue: sa.Table
+    history: sa.Table
+    schedule: sa.Table
+    job: sa.Table
+    url_state: sa.Table
 
     @property
     def tables(self) -> list[sa.Table]:
-        return [m.__table__ for m in (self.Queue, self.History, self.Schedule, self.Job, self.URLState)]
+        return [self.queue, self.history, self.schedule, self.job, self.url_state]
 
 
 _registry: dict[tuple[int, str], Models] = {}
@@ -99,7 +111,7 @@ def get_models(db: Any, prefix: str = "") -> Models:
     key = (id(db), prefix)
     with _registry_lock:
         models = _registry.get(key)
-        if models is None or models.Queue.__table__.metadata is not db.metadata:
+        if models is None or models.queue.metadata is not db.metadata:
             models = _registry[key] = _build(db, prefix)
         return models
 
@@ -246,4 +258,8 @@ def _build(db: Any, prefix: str) -> Models:
         },
         sa.UniqueConstraint("url_hash", "host", name=name("uq_indexnow_urls_url")),
     )
-    return Models(Queue=queue, History=history, Schedule=schedule, Job=job, URLState=url_state)
+    return Models(
+        Queue=queue, History=history, Schedule=schedule, Job=job, URLState=url_state,
+        queue=queue.__table__, history=history.__table__, schedule=schedule.__table__, job=job.__table__,
+        url_state=url_state.__table__,
+    )

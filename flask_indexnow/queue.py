@@ -14,27 +14,28 @@ after INDEXNOW_MAX_ATTEMPTS.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app
 from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, due, setsql, signals
+from . import clock, signals
+from .delivery import due, setsql
 from .engines import queue_engines
 from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
-from .sqlutil import chunks, dialect_name, upsert
-from .state import IndexNowState, logger
+from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
+from .state import IndexNowState, current_app_object
 from .urls import check_url
 
+logger = logging.getLogger(__name__)
+
 ACTIONS = ("update", "delete")
-#: Rows per INSERT statement: well under every database's parameter limit.
-CHUNK = 500
 _PENDING_KEY = "indexnow_pending_due"
 
 
@@ -93,7 +94,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     only: dict[tuple[str, str], tuple[str, ...]] = {}
     if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
         batch = _apply_ledger(state, executor, batch, only)
-    table = state.models.Queue.__table__
+    table = state.models.queue
     now = clock.utcnow()
     connection = _connection_of(state, executor)
     if dialect_name(connection) in setsql.SUPPORTED:
@@ -102,7 +103,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
              for e in batch for engine in only.get((e.host, e.url), targets)),
             key=_lock_order,  # one lock order: no deadlocks
         )
-        for part in chunks(values, CHUNK):
+        for part in chunks(values, ROWS_PER_STATEMENT):
             setsql.upsert_queue(connection, table, part, now)
         return batch
     rows = sorted(
@@ -128,7 +129,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         ),
         key=lambda row: (row["host"], row["url_hash"], row["engine"]),  # one lock order: no deadlocks
     )
-    for chunk in chunks(rows, CHUNK):
+    for chunk in chunks(rows, ROWS_PER_STATEMENT):
         upsert(executor, table, chunk, keys=("url_hash", "host", "engine"), update=_RESET_COLUMNS)
     return batch
 
@@ -160,12 +161,12 @@ def _apply_ledger(
     is written for those engines only, into ``only``: an engine that accepted
     a URL is not sent it again because another one is still retrying.
     """
-    ledger = state.models.URLState.__table__
-    queue = state.models.Queue.__table__
+    ledger = state.models.url_state
+    queue = state.models.queue
     hashes = [url_hash(e.url) for e in batch]
     known: dict[tuple[str, str], Any] = {}
     open_rows: dict[tuple[str, str], set[str]] = {}
-    for part in chunks(hashes, CHUNK):  # bounded IN lists: databases cap bind parameters
+    for part in chunks(hashes, ROWS_PER_STATEMENT):  # bounded IN lists: databases cap bind parameters
         known.update(
             ((row.host, row.url_hash), row)
             for row in executor.execute(
@@ -212,24 +213,11 @@ def after_write(state: IndexNowState, entries: list[Entry], session: Any | None)
         session.info[_PENDING_KEY] = earliest if pending is None else min(pending, earliest)
     else:
         due.lower(state, earliest)
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     for action in ACTIONS:
         urls = [e.url for e in entries if e.action == action]
         if urls:
-            send_signal(signals.url_enqueued, app, urls=urls, action=action)
-
-
-def send_signal(signal: Any, app: Any, **kwargs: Any) -> None:
-    """Send one of the extension's own signals; a failing receiver is logged, never raised.
-
-    The rows it reports on are already written (or joined to the caller's
-    transaction): a receiver's bug must not roll back a save or leave a batch
-    claimed until INDEXNOW_STALE_AFTER.
-    """
-    try:
-        signal.send(app, **kwargs)
-    except Exception:
-        logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)
+            signals.send_signal(signals.url_enqueued, app, urls=urls, action=action)
 
 
 def flush_pending_due(state: IndexNowState, session: Any) -> None:
@@ -305,7 +293,7 @@ def _write_in_session(state: IndexNowState, session: Any, entries: list[Entry], 
 
 def retry_failed(state: IndexNowState) -> int:
     """Put every ``failed`` row back to ``pending`` with fresh attempts; return how many."""
-    table = state.models.Queue.__table__
+    table = state.models.queue
     now = clock.utcnow()
     with state.engine().begin() as connection:
         count = connection.execute(

@@ -17,7 +17,18 @@ logged and the event is skipped: a signal never raises into its sender.
 
 from __future__ import annotations
 
-from blinker import Namespace
+import logging
+from typing import Any
+
+from blinker import NamedSignal, Namespace
+
+#: The signals (what the docs list); :func:`send_signal` is the extension's own helper.
+__all__ = [
+    "batch_sent", "delivery_failed", "resource_before_delete", "resource_deleted", "resource_published",
+    "resource_saved", "resource_unpublished", "url_enqueued",
+]
+
+logger = logging.getLogger(__name__)
 
 _signals = Namespace()
 
@@ -64,3 +75,16 @@ batch_sent = _signals.signal("batch-sent")
 #: ``error`` (text), ``permanent`` (True when the rows were failed, False when
 #: they will be retried), ``engine`` (the endpoint URL that answered).
 delivery_failed = _signals.signal("delivery-failed")
+
+
+def send_signal(signal: NamedSignal, app: Any, **kwargs: Any) -> None:
+    """Send one of the extension's own signals; a failing receiver is logged, never raised.
+
+    The rows it reports on are already written (or joined to the caller's
+    transaction): a receiver's bug must not roll back a save or leave a batch
+    claimed until INDEXNOW_STALE_AFTER.
+    """
+    try:
+        signal.send(app, **kwargs)
+    except Exception:
+        logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)

@@ -8,6 +8,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+#: Rows per multi-row INSERT or upsert statement (the queue, history and ledger writes).
+ROWS_PER_STATEMENT = 500
+#: Values per ``IN (…)`` list: databases cap the bound parameters of one statement.
+IN_LIST_SIZE = 1000
+
 
 def dialect_name(executor: Any) -> str:
     """The dialect of a Session, Connection or Engine ("postgresql", "mysql", …)."""
@@ -70,3 +75,23 @@ def _upsert_statement(table: sa.Table, dialect: str, keys: tuple[str, ...], upda
 
 def chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[start : start + size] for start in range(0, len(items), size)]
+
+
+def driver_error(exc: BaseException) -> Any:
+    """The driver's own exception behind a SQLAlchemy error (``exc`` itself when there is none)."""
+    return exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+
+
+def error_codes(exc: BaseException) -> tuple[str | None, int | None]:
+    """The codes a database gave ``exc``: (PostgreSQL SQLSTATE, MySQL/MariaDB error number)."""
+    orig = driver_error(exc)
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)  # psycopg 3 / psycopg2
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()) or ())
+    number = args[0] if args and isinstance(args[0], int) else None
+    return sqlstate, number
+
+
+def error_text(exc: BaseException) -> str:
+    """The first line of what the database said (the driver's message, not SQLAlchemy's wrapper)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return (text.splitlines() or [type(exc).__name__])[0]

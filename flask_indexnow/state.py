@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, current_app, has_app_context
 
-from .breaker import CacheBreaker, GuardedCache
 from .config import Settings
+from .delivery.breaker import CacheBreaker, GuardedCache
+from .delivery.ratelog import RateLimitedLog
 from .models import Models
-from .ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
+    from .delivery.outbound import OutboundSession
     from .extension import IndexNow
-    from .outbound import OutboundSession
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: How many URLs ``resource_before_delete`` remembers until ``resource_deleted`` comes.
 REMEMBERED_MAX = 10_000
@@ -50,6 +50,9 @@ class IndexNowState:
     next_sweep_at: float = 0.0
     #: When a pass of this process last refreshed the cached next-due time (worker.py).
     due_refreshed_at: float = 0.0
+    #: When this process last made sure the built-in schedules exist (a time.monotonic()
+    #: instant; None: look at the table next time) (see scheduling.builtins).
+    builtins_checked_at: float | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None
     #: The earliest due time (a timestamp) of rows written during requests of this
@@ -100,10 +103,16 @@ def get_state(app: Flask | None = None) -> IndexNowState:
             raise RuntimeError(
                 "Flask-IndexNow needs an application context: use `with app.app_context():`."
             )
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        app = current_app_object()
     state = app.extensions.get("indexnow") if app is not None else None
     if state is None:
         raise RuntimeError(
             "Flask-IndexNow is not registered on this app: call indexnow.init_app(app, db=db)."
         )
     return state  # type: ignore[no-any-return]
+
+
+def current_app_object() -> Flask:
+    """The real app behind ``current_app`` (the sender of signals, an identity to compare)."""
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    return app

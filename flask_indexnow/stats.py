@@ -14,7 +14,8 @@ import sqlalchemy as sa
 
 from . import clock
 from .checks import run_checks
-from .keystate import KEY_STATES, host_key_states
+from .keys.keystate import KEY_STATES, host_key_states
+from .scheduling import scheduler_active as worker_seen
 from .sqlutil import dialect_name
 from .state import IndexNowState
 
@@ -26,7 +27,7 @@ CHART_HOURS = 72
 
 
 def queue_counts(state: IndexNowState, connection: Any) -> dict[str, Any]:
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     now = clock.utcnow()
     counts = dict.fromkeys(QUEUE_STATUSES, 0)
     for status, count in connection.execute(
@@ -48,7 +49,7 @@ def queue_counts(state: IndexNowState, connection: Any) -> dict[str, Any]:
 
 
 def history_counts(state: IndexNowState, connection: Any, hours: int = 24) -> dict[str, int]:
-    history = state.models.History.__table__
+    history = state.models.history
     since = clock.utcnow() - timedelta(hours=hours)
     counts = dict.fromkeys(HISTORY_STATUSES, 0)
     for status, count in connection.execute(
@@ -60,8 +61,8 @@ def history_counts(state: IndexNowState, connection: Any, hours: int = 24) -> di
 
 def job_counts(state: IndexNowState, connection: Any) -> dict[str, int]:
     """Jobs by status, and how many schedules exist and are enabled."""
-    jobs = state.models.Job.__table__
-    schedules = state.models.Schedule.__table__
+    jobs = state.models.job
+    schedules = state.models.schedule
     counts = dict.fromkeys(JOB_STATUSES, 0)
     for status, count in connection.execute(sa.select(jobs.c.status, sa.func.count()).group_by(jobs.c.status)):
         counts[status] = int(count)
@@ -90,7 +91,7 @@ def deliveries_per_hour(state: IndexNowState, connection: Any, hours: int = CHAR
 
     Every hour is listed, empty ones with zeros, so a chart needs no gap logic.
     """
-    history = state.models.History.__table__
+    history = state.models.history
     now = clock.utcnow()
     first = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours - 1)
     bucket = _hour_bucket(connection, history.c.created_at).label("hour")
@@ -117,8 +118,6 @@ def collect_status(
     ``scheduler_active`` defaults to what the scheduler's heartbeat says.
     """
     if scheduler_active is None:
-        from .scheduling import scheduler_active as worker_seen
-
         scheduler_active = worker_seen(state)
     if connection is None:
         with state.engine().connect() as own:

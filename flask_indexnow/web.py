@@ -6,15 +6,15 @@ from typing import Any
 
 from flask import Flask, request
 
-from .keyfile import register_key_file
+from .keys.keyfile import register_key_file
 from .state import IndexNowState
+from .status import create_blueprint
+from .status.views import add_security_headers
 
 
 def register_web(app: Flask, state: IndexNowState) -> None:
     register_key_file(app, state)
     if state.settings.status_url_prefix is not None:
-        from .status import create_blueprint
-
         app.register_blueprint(create_blueprint(), url_prefix=state.settings.status_url_prefix)
         _secure_status_errors(app, state.settings.status_url_prefix)
 
@@ -26,8 +26,6 @@ def _secure_status_errors(app: Flask, prefix: str) -> None:
     Flask knows the blueprint, so the blueprint's own ``after_request`` never
     sees it: the app-level hook below does, for that prefix only.
     """
-    from .status.views import add_security_headers
-
     base = prefix.rstrip("/")
     if not base:  # the page at the site's root: the blueprint's hook covers its routes
         return

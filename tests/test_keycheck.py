@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from flask_indexnow import clock
-from flask_indexnow.keycheck import check_key_files
+from flask_indexnow.keys.keycheck import check_key_files
 from flask_indexnow.state import get_state
 
 from .conftest import KEY

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flask_indexnow.keycheck import check_key_files
+from flask_indexnow.keys.keycheck import check_key_files
 from flask_indexnow.state import get_state
 
 from .conftest import KEY

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flask_indexnow.endpoint import new_http_session, post_batch
+from flask_indexnow.delivery.endpoint import new_http_session, post_batch
 from flask_indexnow.safetext import safe_text
 from flask_indexnow.state import get_state
 

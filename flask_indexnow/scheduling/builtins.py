@@ -16,19 +16,22 @@ never changed: ``flask indexnow schedule add indexnow.process_queue
 
 from __future__ import annotations
 
-import threading
+import logging
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import process_queue
 from ..missing import is_missing_table
-from ..state import IndexNowState, get_state, logger
+from ..state import IndexNowState, get_state
 from .intervals import parse_interval
+from .prune import prune_history
 from .schedules import OverlapPolicy
+
+logger = logging.getLogger(__name__)
 
 PROCESS_QUEUE = "indexnow.process_queue"
 PRUNE_HISTORY = "indexnow.prune_history"
@@ -37,15 +40,11 @@ RECHECK_SECONDS = 3600.0
 
 
 def _process_queue(payload: Any) -> None:
-    from ..worker import process_queue
-
     limit = payload.get("limit") if isinstance(payload, dict) else None
     process_queue(get_state(), limit)
 
 
 def _prune_history(payload: Any) -> None:
-    from .prune import prune_history
-
     days = payload.get("days") if isinstance(payload, dict) else None
     prune_history(get_state(), days)
 
@@ -57,9 +56,6 @@ BUILTIN_HANDLERS: dict[str, Callable[[Any], Any]] = {
 #: handler → default interval.
 BUILTIN_INTERVALS = {PROCESS_QUEUE: "1 minute", PRUNE_HISTORY: "1 day"}
 
-_ensured: dict[int, tuple[weakref.ref[IndexNowState], float]] = {}
-_ensured_lock = threading.Lock()
-
 
 def ensure_builtin_schedules(state: IndexNowState) -> None:
     """Create the built-in schedules that are missing.
@@ -68,11 +64,9 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
     trusts the answer for :data:`RECHECK_SECONDS`. Never raises: a database
     problem is logged and looked at again next time.
     """
-    key = id(state)
-    with _ensured_lock:
-        seen = _ensured.get(key)
-        if seen is not None and seen[0]() is state and time.monotonic() - seen[1] < RECHECK_SECONDS:
-            return
+    checked = state.builtins_checked_at
+    if checked is not None and time.monotonic() - checked < RECHECK_SECONDS:
+        return
     try:
         create_missing(state)
     except Exception as exc:
@@ -80,19 +74,12 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
             return
         logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
         return
-    with _ensured_lock:
-        _ensured[key] = (weakref.ref(state), time.monotonic())
-
-
-def forget_ensured(state: IndexNowState) -> None:
-    """Make the next :func:`ensure_builtin_schedules` look at the table again."""
-    with _ensured_lock:
-        _ensured.pop(id(state), None)
+    state.builtins_checked_at = time.monotonic()
 
 
 def create_missing(state: IndexNowState) -> list[str]:
     """Insert the built-in schedules not in the table yet; return their handlers."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     wanted = dict(BUILTIN_INTERVALS)
     if state.settings.history_retention_days is None:
         wanted.pop(PRUNE_HISTORY)

@@ -117,9 +117,6 @@ class Cron:
             return [first, second]  # a repeated wall time of a real-time job
         return [first]
 
-    def describe(self) -> str:
-        return self.expression if self.timezone == "UTC" else f"{self.expression} ({self.timezone})"
-
 
 def _instant(wall: datetime, zone: ZoneInfo, fold: int) -> datetime:
     """The UTC instant of a naive wall time; a skipped time moves forward by the gap."""

@@ -19,28 +19,24 @@ INDEXNOW_STALE_AFTER (or failed, if that was its last attempt).
 from __future__ import annotations
 
 import logging
-import random
 import secrets
 import threading
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 
 from .. import clock
-from ..sqlutil import dialect_name
+from ..retry import gives_up, job_retry_at, retrying
+from ..sqlutil import IN_LIST_SIZE, dialect_name
 from ..state import IndexNowState
+from .builtins import BUILTIN_HANDLERS
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-#: The longest a retry waits, whatever the backoff says.
-MAX_BACKOFF = 86400.0
 _ERROR_MAX = 2000
 
 
@@ -94,7 +90,7 @@ def dispatch(
         "max_attempts": state.settings.job_max_attempts, "available_at": available_at or now,
         "occurrence_key": occurrence_key, "created_at": now,
     }
-    table = state.models.Job.__table__
+    table = state.models.job
     if connection is not None:
         connection.execute(sa.insert(table).values(**values))
         return
@@ -109,13 +105,13 @@ def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
     no range of the index is locked (a range UPDATE on MySQL/MariaDB takes gap
     locks that collide with concurrent claims).
     """
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     engine = state.engine()
     now = now or clock.utcnow()
     cutoff = now - timedelta(seconds=state.settings.stale_after)
     stale = sa.and_(jobs.c.status == "processing", jobs.c.claimed_at < cutoff)
     with engine.connect() as connection:
-        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(1000)).scalars())
+        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(IN_LIST_SIZE)).scalars())
     if not ids:
         return 0
     message = f"the worker running this job stopped without finishing it (no sign of life for {state.settings.stale_after:g}s)"
@@ -125,7 +121,7 @@ def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
     def take_back() -> tuple[int, int]:
         with engine.begin() as connection:
             failed = connection.execute(
-                sa.update(jobs).where(ours, jobs.c.attempts >= jobs.c.max_attempts)
+                sa.update(jobs).where(ours, gives_up(jobs.c.attempts, jobs.c.max_attempts))
                 .values(status="failed", finished_at=now, **released)
             ).rowcount
             retried = connection.execute(
@@ -146,7 +142,7 @@ def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None
 
 
 def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> ClaimedJob | None:
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     engine = state.engine()
     token = secrets.token_hex(16)
     where = [jobs.c.status == "pending", jobs.c.available_at <= now]
@@ -178,8 +174,6 @@ def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> Claime
 
 def resolve_handler(state: IndexNowState, name: str) -> Callable[[Any], Any]:
     """The function registered for ``name``: the app's own, else a built-in."""
-    from .builtins import BUILTIN_HANDLERS
-
     handler = state.extension.job_handlers.get(name) or BUILTIN_HANDLERS.get(name)
     if handler is None:
         raise UnknownHandlerError(
@@ -227,19 +221,18 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
 
 def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
     """Write the outcome of ``job`` (if we still own it); returns its status."""
-    jobs = state.models.Job.__table__
+    jobs = state.models.job
     now = clock.utcnow()
     ours = sa.and_(jobs.c.id == job.id, jobs.c.claim_token == job.token)
     released: dict[str, Any] = {"claimed_at": None, "claim_token": None}
     values: dict[str, Any]
     if error is None:
         status, values = "completed", {"finished_at": now, "last_error": None, **released}
-    elif job.attempts >= job.max_attempts:
+    elif gives_up(job.attempts, job.max_attempts):
         status, values = "failed", {"finished_at": now, "last_error": error[:_ERROR_MAX], **released}
     else:
-        delay = min(MAX_BACKOFF, state.settings.job_retry_delay * 2 ** (job.attempts - 1))
         status = "pending"
-        values = {"available_at": now + timedelta(seconds=delay), "last_error": error[:_ERROR_MAX], **released}
+        values = {"available_at": job_retry_at(state.settings, job.attempts, now), "last_error": error[:_ERROR_MAX], **released}
     def write() -> int:
         with state.engine().begin() as connection:
             return int(connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount)
@@ -275,37 +268,12 @@ def run_due(
     return result
 
 
-def retrying(step: Callable[[], T], attempts: int = 4) -> T:
-    """Run a short transaction again when the database chose it as a deadlock victim.
-
-    Workers racing on the same rows can deadlock on MySQL/MariaDB (and, more
-    rarely, PostgreSQL); the database rolls one back, which is safe to redo.
-    """
-    for attempt in range(1, attempts + 1):
-        try:
-            return step()
-        except sa.exc.DBAPIError as exc:
-            if attempt == attempts or not _is_deadlock(exc):
-                raise
-            time.sleep(random.uniform(0.005, 0.05) * attempt)
-    raise AssertionError("unreachable")
-
-
-def _is_deadlock(exc: sa.exc.DBAPIError) -> bool:
-    orig = exc.orig
-    code = getattr(orig, "sqlstate", None)
-    if code in ("40P01", "40001"):  # PostgreSQL: deadlock, serialization failure
-        return True
-    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
-    return bool(args) and args[0] in (1213, 1205)  # MySQL: deadlock, lock wait timeout
-
-
 class _Lease:
     """While a handler runs, keep its ``claimed_at`` fresh from a side thread."""
 
     def __init__(self, state: IndexNowState, job: ClaimedJob) -> None:
         self.engine = state.engine()
-        self.table = state.models.Job.__table__
+        self.table = state.models.job
         self.job = job
         self.every = max(1.0, state.settings.stale_after / 3)
         self.done = threading.Event()

@@ -8,6 +8,7 @@ jobs (``completed`` or ``failed``) older than the same retention go too.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
-from ..state import IndexNowState, logger
+from ..state import IndexNowState
+
+logger = logging.getLogger(__name__)
 
 #: Rows deleted per transaction.
 CHUNK = 1000
@@ -44,8 +47,8 @@ def prune_history(state: IndexNowState, days: int | None = None, *, chunk: int =
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1, got {chunk!r}")
     cutoff = clock.utcnow() - timedelta(days=days)
-    history = state.models.History.__table__
-    jobs = state.models.Job.__table__
+    history = state.models.history
+    jobs = state.models.job
     result = PruneResult(days=days)
     result.history = _delete_in_chunks(state, history, history.c.created_at < cutoff, chunk)
     result.jobs = _delete_in_chunks(

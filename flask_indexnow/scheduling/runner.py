@@ -28,13 +28,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import PassResult, process_queue
 from ..missing import is_missing_table, tables_missing_error
+from ..sqlutil import error_text
 from ..state import IndexNowState
-from ..worker import PassResult, process_queue
 from . import jobs, scheduler
 from .builtins import ensure_builtin_schedules
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds between two evaluations of the schedules.
 SCHEDULE_EVERY = 60.0
@@ -111,12 +112,12 @@ class Worker:
         except sa.exc.DBAPIError as exc:
             if is_missing_table(exc):  # no reconnecting will create them: stop with the one line
                 raise tables_missing_error(self.state.prefix) from None
-            result.error = _first_line(exc)
+            result.error = error_text(exc)
             self._errors_in_a_row += 1
             logger.error("IndexNow worker: database error, reconnecting: %s", result.error)
             self._reconnect()
         except Exception as exc:
-            result.error = _first_line(exc)
+            result.error = error_text(exc)
             self._errors_in_a_row += 1
             logger.exception("IndexNow worker: a step failed; going on")
         finally:
@@ -180,7 +181,3 @@ class Worker:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip()
-    return (text.splitlines() or [type(exc).__name__])[0]

@@ -22,13 +22,13 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
-from ..breaker import CacheUnavailable
+from ..delivery.breaker import CacheUnavailable
 from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import jobs
-from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, remove_schedule, timing_of
+from .schedules import OverlapPolicy, ScheduleInfo, list_schedules, next_run_after, remove_schedule
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 _HEARTBEAT = "indexnow_scheduler_heartbeat"
 #: The scheduler counts as active when it ticked this recently (it ticks about once a minute).
@@ -45,9 +45,6 @@ class Scheduler:
         """Every schedule, by handler name."""
         return list_schedules(self.state)
 
-    def get(self, handler: str) -> ScheduleInfo | None:
-        return next((s for s in self.list() if s.handler == handler), None)
-
     def remove(self, handler: str) -> bool:
         """Delete the schedule of ``handler``; False when there is none. Jobs already dispatched stay."""
         return remove_schedule(self.state, handler)
@@ -59,7 +56,7 @@ class Scheduler:
 
 def tick(state: IndexNowState) -> int:
     """See :meth:`Scheduler.tick`."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     now = clock.utcnow()
     with state.engine().connect() as connection:
         due = connection.execute(
@@ -79,10 +76,10 @@ def tick(state: IndexNowState) -> int:
 
 def _fire(state: IndexNowState, row: Any, now: datetime) -> int:
     """Advance one due schedule (compare-and-set) and dispatch its job; 1 if dispatched."""
-    table = state.models.Schedule.__table__
-    job_table = state.models.Job.__table__
-    timing = timing_of(row.kind, row.expression, row.timezone)
-    following = timing.first_after(row.anchor or row.created_at, max(now, row.next_run))
+    table = state.models.schedule
+    job_table = state.models.job
+    following = next_run_after(row.kind, row.expression, row.timezone, row.anchor or row.created_at,
+                               max(now, row.next_run))
     policy = OverlapPolicy.coerce(row.overlap)
     key = f"{row.handler}@{clock.as_utc(row.next_run).isoformat()}"
     with state.engine().begin() as connection:
@@ -139,7 +136,7 @@ def scheduler_active(state: IndexNowState) -> bool:
         pass  # the breaker has logged it; the schedules table answers
     except (TypeError, ValueError):
         logger.warning("IndexNow: could not read the scheduler heartbeat", exc_info=True)
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     try:
         with state.engine().connect() as connection:
             latest = connection.execute(sa.select(sa.func.max(table.c.last_run))).scalar()

@@ -13,14 +13,14 @@ import enum
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import sqlalchemy as sa
 
 from .. import clock
 from ..state import IndexNowState
 from .cron import Cron
-from .intervals import Interval, parse_interval
+from .intervals import parse_interval
 
 #: Longest handler and queue names the tables hold.
 HANDLER_MAX = 191
@@ -45,32 +45,15 @@ class OverlapPolicy(str, enum.Enum):
             raise ValueError(f"unknown overlap policy {value!r}: use allow, skip or buffer") from None
 
 
-class Timing(Protocol):
-    def first_after(self, anchor: datetime, after: datetime) -> datetime: ...
+def next_run_after(kind: str, expression: str, timezone: str | None, anchor: datetime, after: datetime) -> datetime:
+    """A schedule's first run after ``after``: intervals count from ``anchor``, cron matches the clock.
 
-
-@dataclass(frozen=True)
-class IntervalTiming:
-    interval: Interval
-
-    def first_after(self, anchor: datetime, after: datetime) -> datetime:
-        return self.interval.first_after(anchor, after)
-
-
-@dataclass(frozen=True)
-class CronTiming:
-    cron: Cron
-
-    def first_after(self, anchor: datetime, after: datetime) -> datetime:
-        return self.cron.next_after(after)
-
-
-def timing_of(kind: str, expression: str, timezone: str | None) -> Timing:
-    """The timing of a stored schedule; ``ValueError`` for one that cannot be read."""
+    ``ValueError`` for a schedule that cannot be read.
+    """
     if kind == "interval":
-        return IntervalTiming(parse_interval(expression))
+        return parse_interval(expression).first_after(anchor, after)
     if kind == "cron":
-        return CronTiming(Cron.parse(expression, timezone))
+        return Cron.parse(expression, timezone).next_after(after)
     raise ValueError(f"unknown schedule kind {kind!r}")
 
 
@@ -85,9 +68,6 @@ class ScheduleSpec:
     expression: str
     timezone: str
     overlap: OverlapPolicy
-
-    def timing(self) -> Timing:
-        return timing_of(self.kind, self.expression, self.timezone)
 
 
 @dataclass(frozen=True)
@@ -144,15 +124,14 @@ def save_schedule(state: IndexNowState, spec: ScheduleSpec) -> ScheduleInfo:
     comes due one interval later (cron: at its next match). Saving the same
     timing again keeps ``next_run``, ``last_run`` and the anchor.
     """
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     engine = state.engine()
     now = clock.utcnow()
-    timing = spec.timing()
     values = {
         "payload": spec.payload, "queue": spec.queue, "kind": spec.kind, "expression": spec.expression,
         "timezone": spec.timezone, "overlap": spec.overlap.value, "enabled": True,
     }
-    fresh = {"anchor": now, "next_run": timing.first_after(now, now)}
+    fresh = {"anchor": now, "next_run": next_run_after(spec.kind, spec.expression, spec.timezone, now, now)}
     for attempt in (1, 2):
         try:
             with engine.begin() as connection:
@@ -189,13 +168,13 @@ def _same_timing(current: Any, spec: ScheduleSpec) -> bool:
 
 
 def list_schedules(state: IndexNowState) -> list[ScheduleInfo]:
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     with state.engine().connect() as connection:
         return [ScheduleInfo.from_row(r) for r in connection.execute(sa.select(table).order_by(table.c.handler))]
 
 
 def remove_schedule(state: IndexNowState, handler: str) -> bool:
     """Delete the schedule of ``handler``; False when there was none. Its jobs stay."""
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     with state.engine().begin() as connection:
         return bool(connection.execute(sa.delete(table).where(table.c.handler == handler)).rowcount)

@@ -9,6 +9,7 @@ without touching the network again.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -22,12 +23,13 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..endpoint import new_http_session
-from ..state import logger
+from ..delivery.endpoint import new_http_session
 from .dates import parse_since, parse_w3c_datetime
 from .document import iter_document_bytes, parse_document
 from .fetch import fetch_sitemap, fetchable
 from .limits import MAX_DEPTH, MAX_SITEMAP_BYTES, MAX_SITEMAPS, SitemapError
+
+logger = logging.getLogger(__name__)
 
 
 class SitemapURL(NamedTuple):

@@ -57,7 +57,7 @@ def submit_sitemap(
         raise IndexNowError("INDEXNOW_ENABLED is False: nothing queued")
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
-    queue_table = state.models.Queue.__table__
+    queue_table = state.models.queue
     with state.engine().connect() as connection:  # missing tables fail now, not after the download
         connection.execute(sa.select(queue_table.c.id).limit(1)).all()
     with SitemapReader(source, since, allow_private=allow_private, timeout=state.settings.timeout) as reader:

@@ -11,9 +11,11 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from .. import engines, skipped, worker
+from .. import engines
+from ..delivery import worker
 from ..state import IndexNowState
 from ..stats import collect_status
+from ..watching import skipped
 from .verdict import judge
 
 #: The package resource that holds the document's JSON Schema.

@@ -114,7 +114,7 @@ class Page:
 
 def history_page(state: IndexNowState, connection: Any, flt: HistoryFilter) -> Page:
     """One page of history, newest first; a page past the end shows the last one."""
-    history = state.models.History.__table__
+    history = state.models.history
     where = []
     if flt.status:
         where.append(history.c.status == flt.status)
@@ -137,7 +137,7 @@ def history_page(state: IndexNowState, connection: Any, flt: HistoryFilter) -> P
 
 def failed_rows(state: IndexNowState, connection: Any, limit: int = FAILED_LIMIT) -> list[Any]:
     """The most recently failed queue rows, with their last error."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     return list(connection.execute(
         sa.select(queue).where(queue.c.status == "failed").order_by(queue.c.updated_at.desc(), queue.c.id.desc())
         .limit(limit)
@@ -145,10 +145,10 @@ def failed_rows(state: IndexNowState, connection: Any, limit: int = FAILED_LIMIT
 
 
 def schedules(state: IndexNowState, connection: Any, limit: int = SCHEDULES_LIMIT) -> list[Any]:
-    table = state.models.Schedule.__table__
+    table = state.models.schedule
     return list(connection.execute(sa.select(table).order_by(table.c.next_run, table.c.id).limit(limit)))
 
 
 def recent_jobs(state: IndexNowState, connection: Any, limit: int = JOBS_LIMIT) -> list[Any]:
-    table = state.models.Job.__table__
+    table = state.models.job
     return list(connection.execute(sa.select(table).order_by(table.c.id.desc()).limit(limit)))

@@ -10,14 +10,16 @@ import sqlalchemy as sa
 from flask import abort, jsonify, redirect, render_template, request, session, url_for
 from flask.typing import ResponseReturnValue
 
-from .. import queue, worker
+from .. import queue
+from ..delivery import worker
+from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
 from .chart import build_chart
 from .document import status_document
 from .queries import HistoryFilter, failed_rows, history_page, recent_jobs, schedules
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 NOTICE_KEY = "_indexnow_notice"
 #: Headers of every page of the blueprint: never cached, never framed
 #: (the buttons cannot be clickjacked), no script at all.
@@ -127,7 +129,7 @@ def refused(error: csrf.CSRFError) -> ResponseReturnValue:
 
 def database_error(error: sa.exc.SQLAlchemyError) -> ResponseReturnValue:
     logger.exception("IndexNow status page: database error")
-    detail = str(getattr(error, "orig", None) or error).splitlines()[0][:300]
+    detail = error_text(error)[:300]
     message = (f"The database could not be read ({detail}). "
                "If the extension's tables do not exist yet, run `flask indexnow init-db`.")
     return render_template("indexnow/message.html", title="Database error", message=message), 503

@@ -11,7 +11,7 @@ from .recorder import Received, RecordingEndpoint, Reply
 if TYPE_CHECKING:
     from flask import Flask
 
-    from ..worker import PassResult
+    from ..delivery.worker import PassResult
 
 
 class IndexNowHarness:

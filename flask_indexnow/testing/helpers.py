@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.worker import process_queue
 from ..state import get_state
 
 if TYPE_CHECKING:
     from flask import Flask
 
-    from ..worker import PassResult
+    from ..delivery.worker import PassResult
     from .recorder import RecordingEndpoint
 
 
@@ -71,7 +72,7 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
 def queued(app: Flask, *, status: str | None = None) -> list[QueuedURL]:
     """Every queue row of ``app`` (optionally of one status), oldest first."""
     state = get_state(app)
-    table = state.models.Queue.__table__
+    table = state.models.queue
     query = sa.select(table).order_by(table.c.id)
     if status is not None:
         query = query.where(table.c.status == status)
@@ -104,12 +105,10 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     Rows waiting for a publication date or a retry stay queued, as in
     production: move the clock (``flask_indexnow.clock.set_source``) to make them due.
     """
-    from ..worker import process_queue
-
     state = get_state(app)
     with app.app_context():
         if limit is None:
-            table = state.models.Queue.__table__
+            table = state.models.queue
             with state.engine().connect() as connection:
                 due = connection.execute(
                     sa.select(sa.func.count()).where(table.c.status == "pending", table.c.available_at <= clock.utcnow())

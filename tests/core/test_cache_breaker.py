@@ -33,8 +33,8 @@ from flask import Flask, has_request_context
 from flask_caching import Cache
 
 from flask_indexnow import IndexNow
-from flask_indexnow.breaker import WINDOW, CacheBreaker, CacheUnavailable
-from flask_indexnow.ratelog import RateLimitedLog
+from flask_indexnow.delivery.breaker import WINDOW, CacheBreaker, CacheUnavailable
+from flask_indexnow.delivery.ratelog import RateLimitedLog
 
 from ..conftest import rows
 from ..endpoint_server import Reply
@@ -125,7 +125,7 @@ def private_redis() -> Iterator[PrivateRedis]:
 
 
 def _indexnow_records(caplog) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "flask_indexnow" and r.levelno >= logging.WARNING]
+    return [r for r in caplog.records if r.name.startswith("flask_indexnow") and r.levelno >= logging.WARNING]
 
 
 @pytest.mark.parametrize("outage", ["frozen", "down"])

@@ -9,7 +9,7 @@ from flask import Flask
 
 from flask_indexnow import IndexNow, InvalidURLError
 from flask_indexnow.config import load_settings
-from flask_indexnow.endpoint import endpoint_problem
+from flask_indexnow.delivery.endpoint import endpoint_problem
 from flask_indexnow.urls import check_host, check_url
 
 from ..conftest import KEY, rows

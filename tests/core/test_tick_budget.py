@@ -16,8 +16,8 @@ from flask import Flask
 
 from flask_indexnow import IndexNow
 from flask_indexnow.config import DEFAULTS, MAX_TICK_BUDGET
+from flask_indexnow.delivery.worker import process_queue
 from flask_indexnow.errors import ConfigurationError
-from flask_indexnow.worker import process_queue
 
 from ..conftest import rows
 from ..silent_server import SilentServer

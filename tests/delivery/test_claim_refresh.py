@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from flask_indexnow import worker
+from flask_indexnow.delivery import worker
 from flask_indexnow.errors import ConfigurationError
 
 from ..endpoint_server import Reply

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
-from flask_indexnow import worker
+from flask_indexnow.delivery import worker
 
 from ..endpoint_server import Reply
 from ..paused import paused_after

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from flask_indexnow import worker
+from flask_indexnow import retry
+from flask_indexnow.delivery import worker
 
 from .conftest import ext, queue_rows, state_of
 
@@ -64,7 +65,7 @@ def test_other_database_errors_are_not_retried(make_app, endpoint, clock):
         try:
             worker._retrying(work, state_of(app).engine())
         except sa.exc.DBAPIError as exc:
-            assert not worker._is_transient(exc)
+            assert not retry.is_transient(exc)
         else:  # pragma: no cover
             raise AssertionError("the error was swallowed")
     assert tries == [1]

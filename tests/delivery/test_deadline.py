@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from flask_indexnow.endpoint import new_http_session, post_batch
-from flask_indexnow.keycheck import check_key_files
+from flask_indexnow.delivery.endpoint import new_http_session, post_batch
+from flask_indexnow.keys.keycheck import check_key_files
 from flask_indexnow.sitemap import SitemapError
 from flask_indexnow.sitemap.fetch import fetch_sitemap
 from flask_indexnow.state import get_state

@@ -14,9 +14,10 @@ from datetime import timedelta
 
 import pytest
 
-from flask_indexnow import engines, forbidden, queue, signals, worker
+from flask_indexnow import engines, queue, signals
 from flask_indexnow.checks import run_checks
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
+from flask_indexnow.delivery import forbidden, worker
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.explain import explain_url
 from flask_indexnow.status.document import status_document

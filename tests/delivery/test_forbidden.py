@@ -32,7 +32,7 @@ def _one_batch(app: Flask, path: str) -> None:
 
 
 def _critical(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.levelno == logging.CRITICAL and r.name == "flask_indexnow"]
+    return [r for r in caplog.records if r.levelno == logging.CRITICAL and r.name.startswith("flask_indexnow")]
 
 
 @pytest.mark.parametrize("cache_kind", ["simple", "redis"])
@@ -144,6 +144,6 @@ def test_the_streak_is_shared_through_the_cache(make_app, endpoint, clock, caplo
     [critical] = _critical(caplog)
     assert "3 times in a row" in critical.getMessage()
     with second.app_context():
-        from flask_indexnow import forbidden
+        from flask_indexnow.delivery import forbidden
 
         assert forbidden.streaks(state_of(second), ["example.com"]) == {"example.com": forbidden.Streak(4, True)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flask_indexnow.endpoint import MAX_URLS_PER_REQUEST
+from flask_indexnow.delivery.endpoint import MAX_URLS_PER_REQUEST
 
 from ..conftest import KEY
 from .conftest import ext, history_rows, queue_rows

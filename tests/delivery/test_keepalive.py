@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from flask_indexnow.outbound import app_session
+from flask_indexnow.delivery.outbound import app_session
 
 from ..endpoint_server import EndpointServer, Reply
 from .conftest import ext, state_of

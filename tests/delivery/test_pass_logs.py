@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from flask_indexnow.passlog import url_list
+from flask_indexnow.delivery.passlog import url_list
 from flask_indexnow.safetext import safe_text
 from flask_indexnow.testing import Reply
 

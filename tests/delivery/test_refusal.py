@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from flask_indexnow import worker
+from flask_indexnow.delivery import worker
 
 from .conftest import ext, history_rows, queue_rows, state_of
 

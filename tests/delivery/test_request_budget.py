@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from flask_caching import Cache
 
-from flask_indexnow import budget
 from flask_indexnow.config import load_settings
+from flask_indexnow.delivery import budget
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.status.document import status_document
 

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 import pytest
 from flask_caching import Cache
 
-from flask_indexnow.endpoint import MAX_RETRY_AFTER, parse_retry_after
+from flask_indexnow.retry import MAX_RETRY_AFTER, parse_retry_after
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows

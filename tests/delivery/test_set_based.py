@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from flask_indexnow import setsql
+from flask_indexnow.delivery import setsql
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flask_indexnow.worker import SPLIT_REQUEST_BUDGET
+from flask_indexnow.delivery.worker import SPLIT_REQUEST_BUDGET
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows

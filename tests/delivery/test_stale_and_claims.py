@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
-from flask_indexnow import worker
+from flask_indexnow.delivery import worker
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of

@@ -10,10 +10,14 @@ from flask import Flask
 
 from flask_indexnow import IndexNow, OverlapPolicy
 from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, ensure_builtin_schedules
-from flask_indexnow.scheduling.builtins import forget_ensured
+from flask_indexnow.scheduling.schedules import ScheduleInfo
 
 from ..conftest import FakeClock, rows
 from .conftest import START
+
+
+def _schedule(ext: IndexNow, handler: str) -> ScheduleInfo | None:
+    return next((s for s in ext.scheduler.list() if s.handler == handler), None)
 
 
 def count_queries(engine: sa.Engine, fn: Any) -> int:
@@ -45,7 +49,7 @@ def test_builtins_are_created_once_and_first_due_one_interval_later(make_app, cl
         assert {s.overlap for s in listed.values()} == {OverlapPolicy.SKIP}
         # Remembered: later calls make no query at all.
         assert count_queries(state.engine(), lambda: ensure_builtin_schedules(state)) == 0
-    forget_ensured(state)
+    state.builtins_checked_at = None  # look at the table again
 
 
 def test_an_edited_builtin_is_left_alone_and_a_missing_one_comes_back(make_app, clock: FakeClock) -> None:
@@ -56,12 +60,12 @@ def test_an_edited_builtin_is_left_alone_and_a_missing_one_comes_back(make_app, 
         state = app.extensions["indexnow"]
         ext.schedule(PROCESS_QUEUE).every("5 minutes").on_queue("urls").save()
         ensure_builtin_schedules(state)
-        assert ext.scheduler.get(PROCESS_QUEUE).expression == "5 minutes"  # type: ignore[union-attr]
+        assert _schedule(ext, PROCESS_QUEUE).expression == "5 minutes"  # type: ignore[union-attr]
         ext.scheduler.remove(PRUNE_HISTORY)
-        forget_ensured(state)
+        state.builtins_checked_at = None  # look at the table again
         ensure_builtin_schedules(state)
-        assert ext.scheduler.get(PRUNE_HISTORY) is not None
-        forget_ensured(state)
+        assert _schedule(ext, PRUNE_HISTORY) is not None
+        state.builtins_checked_at = None  # look at the table again
 
 
 def test_no_prune_schedule_without_retention(make_app) -> None:
@@ -70,7 +74,7 @@ def test_no_prune_schedule_without_retention(make_app) -> None:
         state = app.extensions["indexnow"]
         ensure_builtin_schedules(state)
         assert [s.handler for s in state.extension.scheduler.list()] == [PROCESS_QUEUE]
-        forget_ensured(state)
+        state.builtins_checked_at = None  # look at the table again
 
 
 def test_the_tick_is_the_backup_cron(make_app, endpoint) -> None:
@@ -78,7 +82,7 @@ def test_the_tick_is_the_backup_cron(make_app, endpoint) -> None:
     with app.app_context():
         app.extensions["indexnow"].extension.tick()
     assert [r.handler for r in rows(app, "Schedule")] == [PROCESS_QUEUE, PRUNE_HISTORY]
-    forget_ensured(app.extensions["indexnow"])
+    app.extensions["indexnow"].builtins_checked_at = None  # look at the table again
 
 
 def test_the_tick_leaves_schedules_alone_when_the_scheduler_is_off(make_app, endpoint) -> None:
@@ -104,4 +108,4 @@ def test_a_database_problem_is_logged_not_raised(make_app, caplog) -> None:
                 state.models.Schedule.__table__.create(connection)
         ensure_builtin_schedules(state)  # not remembered as done: tried again
         assert len(rows(app, "Schedule")) == 2
-        forget_ensured(state)
+        state.builtins_checked_at = None  # look at the table again

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import requests
 
-from flask_indexnow.endpoint import new_http_session
+from flask_indexnow.delivery.endpoint import new_http_session
 from flask_indexnow.sitemap import SitemapError, SitemapReader, read_sitemap
 
 from ..file_server import File, closed_port, silent_port

@@ -1,4 +1,4 @@
-"""``flask indexnow explain URL [--json]``: a thin command over :func:`.explain.explain_url`."""
+"""``flask indexnow explain URL [--json]``: a thin command over :func:`flask_indexnow.explain.explain_url`."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import json
 
 import click
 
-from .cli import friendly_errors, indexnow_group
-from .explain import explain_url
-from .safetext import safe_text
-from .state import get_state
+from ..explain import explain_url
+from ..safetext import safe_text
+from ..state import get_state
+from .common import command, friendly_errors
 
 
-@indexnow_group.command("explain")
+@command("explain")
 @click.argument("url")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @friendly_errors

@@ -12,20 +12,21 @@ from datetime import datetime
 from typing import Any
 
 import click
+from flask.cli import AppGroup
 
-from ..cli import friendly_errors, indexnow_group
+from ..scheduling.builder import PendingSchedule
+from ..scheduling.builtins import ensure_builtin_schedules
+from ..scheduling.prune import prune_history
+from ..scheduling.runner import Worker
+from ..scheduling.scheduler import Scheduler
+from ..scheduling.schedules import OverlapPolicy
 from ..state import get_state
-from .builder import PendingSchedule
-from .builtins import ensure_builtin_schedules
-from .prune import prune_history
-from .runner import Worker
-from .scheduler import Scheduler
-from .schedules import OverlapPolicy
+from .common import command, friendly_errors
 
 _POLICIES = [p.value for p in OverlapPolicy]
 
 
-@indexnow_group.command("work")
+@command("work")
 @click.option("--once", is_flag=True, help="One pass of URLs and jobs, then exit (schedules are not evaluated).")
 @click.option("--queue", "queues", multiple=True, metavar="Q",
               help="Only run jobs of this queue (repeatable; default: every queue). URLs are always delivered.")
@@ -47,7 +48,7 @@ def work_command(once: bool, queues: tuple[str, ...], sleep: float) -> None:
     click.echo("IndexNow worker stopped")
 
 
-@indexnow_group.group("schedule")
+@click.group("schedule", cls=AppGroup)
 def schedule_group() -> None:
     """Recurring jobs: list, add, remove, run."""
 
@@ -117,7 +118,7 @@ def schedule_run_command() -> None:
     click.echo(f"Dispatched {count} job(s)")
 
 
-@indexnow_group.command("prune-history")
+@command("prune-history")
 @click.option("--days", type=click.IntRange(min=1), default=None,
               help="Keep this many days (default INDEXNOW_HISTORY_RETENTION_DAYS).")
 @friendly_errors

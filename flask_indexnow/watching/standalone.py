@@ -17,15 +17,18 @@ with it. Any other failure is raised to the receiver, which logs it.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from flask import current_app, has_app_context
+from flask import has_app_context
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
+from ..queue import Entry, after_write, write_entries
+from ..state import IndexNowState, current_app_object
 from . import skipped
-from .queue import Entry, after_write, write_entries
-from .state import IndexNowState, logger
+
+logger = logging.getLogger(__name__)
 
 _DEFERRED_KEY = "indexnow_deferred_entries"
 _installed = False
@@ -35,7 +38,7 @@ def write(state: IndexNowState, entries: list[Entry]) -> None:
     """Write ``entries`` in a transaction of their own (see the module's docstring)."""
     session = _sqlite_writer(state)
     if session is not None:
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        app = current_app_object()
         session.info.setdefault(_DEFERRED_KEY, []).append((app, state, entries))
         logger.debug("IndexNow: SQLite is locked by this session's open transaction: "
                       "%d row(s) will be written when it ends", len(entries))
@@ -73,7 +76,7 @@ def _transaction_end(session: Session, transaction: SessionTransaction) -> None:
         return
     for app, state, entries in session.info.pop(_DEFERRED_KEY):
         try:
-            if has_app_context() and current_app._get_current_object() is app:  # type: ignore[attr-defined]
+            if has_app_context() and current_app_object() is app:
                 _write_now(state, entries)
             else:
                 with app.app_context():

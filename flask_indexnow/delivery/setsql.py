@@ -21,8 +21,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .clock import as_utc
-from .sqlutil import dialect_name
+from ..clock import as_utc
+from ..retry import gives_up
+from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 
 #: The dialects with a set-based path; others use the portable SQLAlchemy one.
 SUPPORTED = ("postgresql", "sqlite", "mysql")
@@ -245,17 +246,20 @@ def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], valu
     common = (values["http"], values["error"])
     engine_url = values.get("engine_url")
     p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    for start in range(0, len(rows), 500):
-        part = rows[start:start + 500]
+    for part in chunks(rows, ROWS_PER_STATEMENT):
         params: list[Any] = []
         for row in part:
             attempts = row.attempts + 1
-            status = values["status"] if limit is None else ("failed" if attempts >= limit else "retry")
+            status = values["status"] if limit is None else ("failed" if gives_up(attempts, limit) else "retry")
             params += (row.host, row.url, row.action, status, *common, attempts, values["now"], engine_url)
         placeholders = ", ".join([f"({', '.join([p] * 9)})"] * len(part))
         connection.exec_driver_sql(
             f"INSERT INTO {history.name} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
         )
+
+
+#: :func:`flask_indexnow.retry.gives_up` written in SQL for a batch's rows (this attempt counted).
+_GIVES_UP = "attempts + 1 >= :limit"
 
 
 @functools.lru_cache(maxsize=64)
@@ -276,12 +280,12 @@ def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool)
     if success:
         history_status = cast("status", "VARCHAR(12)")
     else:
-        history_status = "CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'retry' END"
+        history_status = f"CASE WHEN {_GIVES_UP} THEN 'failed' ELSE 'retry' END"
     # Every term reads the old row (MySQL assigns left to right: attempts last).
     retry_update = (
-        f"UPDATE {q} SET available_at = CASE WHEN attempts + 1 >= :limit THEN available_at "
+        f"UPDATE {q} SET available_at = CASE WHEN {_GIVES_UP} THEN available_at "
         f"ELSE {cast('retry_at', 'TIMESTAMP')} END, "
-        "status = CASE WHEN attempts + 1 >= :limit THEN 'failed' ELSE 'pending' END, "
+        f"status = CASE WHEN {_GIVES_UP} THEN 'failed' ELSE 'pending' END, "
         f"claimed_at = NULL, claim_token = NULL, last_error = {error}, last_http_status = {http}, "
         f"updated_at = {now}, attempts = attempts + 1 WHERE {_BATCH}"
     )

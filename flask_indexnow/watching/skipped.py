@@ -10,12 +10,15 @@ A cache failure never reaches the code that sent the event.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock
-from .state import IndexNowState, logger
+from .. import clock
+from ..state import IndexNowState
+
+logger = logging.getLogger(__name__)
 
 _KEY = "indexnow_skipped:"
 #: A bucket lives a little longer than the window it is summed over.

@@ -27,9 +27,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import has_request_context
 
-from . import clock
+from .. import clock
+from ..state import IndexNowState
 from .breaker import CacheUnavailable
-from .state import IndexNowState
 
 MAX_AGE = 60
 #: Seconds a process trusts its in-memory copy of the next-due time.
@@ -111,7 +111,7 @@ def _publish(state: IndexNowState, stamp: float) -> bool:
 
 def next_due(state: IndexNowState, connection: Any) -> float:
     """The queue's earliest pending time, as a timestamp (now + MAX_AGE when nothing is pending)."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     earliest = connection.execute(
         sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == sa.literal_column("'pending'"))  # literal: the partial index applies
     ).scalar()

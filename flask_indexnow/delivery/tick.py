@@ -12,11 +12,13 @@ import time
 
 from flask import Flask, Response, g
 
-from . import clock, due
+from .. import clock
+from ..missing import is_missing_table, missing_tables_message
+from ..scheduling import ensure_builtin_schedules
+from ..state import IndexNowState, current_app_object, get_state
+from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
-from .missing import is_missing_table, missing_tables_message
-from .state import IndexNowState, get_state
 from .worker import PassResult, process_queue
 
 LOCK_NAME = "indexnow_queue_tick"
@@ -30,9 +32,8 @@ def schedule_after_response(response: Response) -> Response:
     this process's memory, and what the request wrote is published to the
     cache by the tick, after the response.
     """
-    from flask import current_app
 
-    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    app: Flask = current_app_object()
     state = get_state(app)
     if not state.settings.enabled or g.get(_SCHEDULED_FLAG):
         return response
@@ -98,8 +99,6 @@ def _tick(state: IndexNowState) -> PassResult | None:
     try:
         result = process_queue(state, limit=min(settings.tick_batch_max, settings.batch_size), deadline=deadline)
         if settings.scheduler_enabled:
-            from .scheduling import ensure_builtin_schedules
-
             ensure_builtin_schedules(state)
         return result
     finally:

@@ -3,33 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-import email.utils
-import re
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import requests
 import urllib3
 
-from . import clock, outbound
-from .config import Settings, key_problem
-from .errors import InvalidURLError
+from ..config import Settings
+from ..errors import InvalidURLError
+from ..keys.rules import key_location, key_problem
+from ..retry import classify, parse_retry_after
+from ..safetext import safe_text
+from ..urls import check_host
+from . import outbound
 from .outbound import new_http_session as new_http_session  # where it lived before outbound.py
-from .safetext import safe_text
-from .urls import check_host
 
 #: The protocol's limit of URLs in one request.
 MAX_URLS_PER_REQUEST = 10_000
-#: Retry-After values beyond this are treated as this (a day), so a bad header
-#: cannot park a row for years.
-MAX_RETRY_AFTER = 86_400
 _ERROR_TEXT_MAX = 500
 #: Bytes of an error answer's body read for the error text: a huge body is never downloaded.
 _BODY_READ_MAX = 4096
-_SECONDS_RE = re.compile(r"^[0-9]+$")
 
 
 def endpoint_problem(settings: Settings) -> str | None:
@@ -79,16 +74,6 @@ def endpoints_problem(settings: Settings) -> str | None:
     return None
 
 
-def key_for(settings: Settings, host: str) -> str | None:
-    """The key a batch for ``host`` carries: INDEXNOW_KEYS first, then INDEXNOW_KEY."""
-    return settings.keys.get(host) or settings.key
-
-
-def key_location(settings: Settings, host: str, key: str) -> str:
-    template = settings.key_location or "https://{host}/{key}.txt"
-    return template.replace("{host}", host).replace("{key}", key)
-
-
 @dataclass(frozen=True)
 class Answer:
     """What one POST came back with, already judged."""
@@ -98,36 +83,6 @@ class Answer:
     error: str | None
     retry_after: float | None
     duration: float
-
-
-def classify(status: int) -> str:
-    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent."""
-    if 200 <= status < 300:
-        return "success"
-    if status == 429 or 500 <= status < 600:
-        return "retry"
-    return "failed"
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds from a Retry-After header given as seconds or an HTTP date.
-
-    Unreadable values give None (the configured retry delay applies); values
-    are capped at :data:`MAX_RETRY_AFTER`.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    seconds: float
-    if _SECONDS_RE.match(value):  # ASCII digits only: str.isdigit() also takes "²"
-        seconds = float(value)
-    else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            seconds = (clock.as_utc(when) - (now or clock.utcnow())).total_seconds()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
 def post_batch(
@@ -218,9 +173,3 @@ def _short(text: str) -> str:
     text = safe_text(text)
     return text if len(text) <= _ERROR_TEXT_MAX else text[: _ERROR_TEXT_MAX - 1] + "…"
 
-
-def retry_at(settings: Settings, answer: Answer, now: datetime) -> datetime:
-    delay = settings.retry_delay
-    if answer.retry_after is not None and answer.retry_after > delay:
-        delay = answer.retry_after
-    return now + timedelta(seconds=delay)

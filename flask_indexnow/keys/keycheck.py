@@ -20,17 +20,16 @@ from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import requests
-import sqlalchemy as sa
 import urllib3
 
-from . import outbound
-from .config import key_problem
-from .endpoint import key_for, key_location
-from .errors import InvalidURLError
-from .outbound import new_http_session
-from .safetext import safe_text
-from .state import IndexNowState
-from .urls import check_url
+from ..delivery import outbound
+from ..delivery.outbound import new_http_session
+from ..errors import InvalidURLError
+from ..safetext import safe_text
+from ..state import IndexNowState
+from ..urls import check_url
+from . import keystate
+from .rules import key_for, key_location, key_problem
 
 #: Bytes of a key file read at most: a key is 8-128 characters.
 MAX_BODY = 4096
@@ -66,13 +65,8 @@ class KeyCheckResult:
 
 def known_hosts(state: IndexNowState) -> list[str]:
     """Hosts worth checking: those in the queue and history, INDEXNOW_KEYS and INDEXNOW_ALLOWED_HOSTS."""
-    settings = state.settings
-    hosts = set(settings.keys) | set(settings.allowed_hosts or ())
-    models = state.models
     with state.engine().connect() as connection:
-        for table in (models.Queue.__table__, models.History.__table__):
-            hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
-    return sorted(hosts)[:MAX_HOSTS]
+        return keystate.known_hosts(state, connection, state.settings.allowed_hosts or (), MAX_HOSTS)
 
 
 def normalise_host(text: str) -> str:

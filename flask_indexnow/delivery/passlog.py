@@ -15,13 +15,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..keys.rules import key_for, key_location, key_problem
+from ..safetext import safe_text
+from ..state import IndexNowState
 from . import forbidden
-from .config import key_problem
-from .endpoint import Answer, key_for, key_location
-from .safetext import safe_text
-from .state import IndexNowState
+from .endpoint import Answer
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Characters of an engine's answer a log line carries.
 ANSWER_CHARS = 200

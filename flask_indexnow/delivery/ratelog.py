@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import threading
 
-from . import clock
+from .. import clock
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds between two lines of the same kind.
 INTERVAL = 60.0

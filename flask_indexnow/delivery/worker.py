@@ -25,28 +25,25 @@ from typing import Any, TypeAlias, TypeVar
 
 import requests
 import sqlalchemy as sa
-from flask import current_app
 
-from . import clock, due, engines, passlog, signals
+from .. import clock, engines, retry, signals
+from ..keys.rules import key_for, key_problem
+from ..models import url_hash
+from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name, upsert
+from ..state import IndexNowState, current_app_object
+from . import due, passlog
 from .breaker import CacheUnavailable
 from .budget import take as take_budget
-from .config import key_problem
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
     Answer,
-    key_for,
     post_batch,
-    retry_at,
     sending_problem,
 )
-from .models import url_hash
 from .outbound import app_session
-from .queue import send_signal
 from .setsql import finish_batch
-from .sqlutil import chunks, dialect_name, upsert
-from .state import IndexNowState
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Extra requests one rejected batch may cost while it is split in halves to
 #: find the URLs the endpoint really refuses. With the limit reached,
@@ -96,9 +93,6 @@ class PassResult:
 Claimed: TypeAlias = "sa.Row[Any]"
 
 
-_DB_ATTEMPTS = 4
-
-
 @contextmanager
 def _transaction(engine: Any) -> Iterator[Any]:
     """One short write transaction of the pass.
@@ -115,33 +109,17 @@ def _transaction(engine: Any) -> Iterator[Any]:
 
 
 def _retrying(work: Callable[[Any], T], engine: Any) -> T:
-    """Run ``work(connection)`` in :func:`_transaction`, again after a deadlock or lock timeout.
+    """Run ``work(connection)`` in :func:`_transaction`, again after a transient refusal (:func:`retry.retrying`).
 
-    Each try is a whole transaction, rolled back on failure, so a retry
-    repeats nothing half-done. Losing a batch's outcome to a deadlock would
-    leave it claimed until INDEXNOW_STALE_AFTER and then send it twice.
+    Losing a batch's outcome to a deadlock would leave it claimed until
+    INDEXNOW_STALE_AFTER and then send it twice.
     """
-    for attempt in range(1, _DB_ATTEMPTS + 1):
-        try:
-            with _transaction(engine) as connection:
-                return work(connection)
-        except sa.exc.DBAPIError as exc:
-            if attempt == _DB_ATTEMPTS or not _is_transient(exc):
-                raise
-            logger.info("IndexNow: database busy (%s); trying again", exc.orig)
-            time.sleep(0.05 * attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
 
+    def step() -> T:
+        with _transaction(engine) as connection:
+            return work(connection)
 
-def _is_transient(exc: sa.exc.DBAPIError) -> bool:
-    """A deadlock, serialization failure or lock timeout: the transaction may simply be run again."""
-    orig = exc.orig
-    if getattr(orig, "sqlstate", None) in ("40001", "40P01", "55P03"):  # PostgreSQL
-        return True
-    args = getattr(orig, "args", ())
-    if args and args[0] in (1205, 1213):  # MySQL/MariaDB: lock wait timeout, deadlock
-        return True
-    return "database is locked" in str(orig)  # SQLite, after its busy timeout
+    return retry.retrying(step)
 
 
 def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: float | None = None) -> PassResult:
@@ -248,7 +226,7 @@ def _sweep_if_due(state: IndexNowState, engine: Any, now: datetime) -> int:
 
 def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
     """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     cutoff = now - timedelta(seconds=state.settings.stale_after)
     stale = (queue.c.status == _PROCESSING, queue.c.claimed_at < cutoff)
     # A plain read first: nearly every sweep finds nothing, and then takes no
@@ -269,7 +247,7 @@ def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
 
     def work(connection: Any) -> int:
         count = 0
-        for part in chunks(ids, 1000):
+        for part in chunks(ids, IN_LIST_SIZE):
             count += connection.execute(
                 sa.update(queue)
                 .where(queue.c.id.in_(part), *stale)
@@ -292,7 +270,7 @@ def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: s
     sub-selects, so there it is ``SELECT … FOR UPDATE SKIP LOCKED`` then an
     ``UPDATE`` of those ids, in one short transaction.
     """
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint,
                queue.c.engine)
     due_rows = (
@@ -333,7 +311,7 @@ def release(
     state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime | None
 ) -> int:
     """Give claimed rows back untouched (no attempt spent), due at ``until`` (None: when they were)."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     now = clock.utcnow()
     values = _unclaimed(now) if until is None else {**_unclaimed(now), "available_at": until}
 
@@ -349,7 +327,7 @@ def release(
 
 def _give_back(state: IndexNowState, engine: Any, token: str) -> int:
     """Every row still held by ``token`` back to ``pending`` as it was (no attempt spent), in one statement."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
 
     def work(connection: Any) -> int:
         return int(connection.execute(
@@ -386,7 +364,7 @@ class ClaimHolder:
         now = clock.utcnow()
         if (now - self.stamped_at).total_seconds() + settings.timeout <= settings.stale_after / 3:
             return
-        queue = state.models.Queue.__table__
+        queue = state.models.queue
 
         def work(connection: Any) -> int:
             return int(connection.execute(
@@ -401,7 +379,7 @@ class ClaimHolder:
 
 def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
     """Rows still carrying ``token`` go back to ``pending`` as they were (no attempt spent)."""
-    queue = state.models.Queue.__table__
+    queue = state.models.queue
     try:
         with engine.begin() as connection:
             count = connection.execute(
@@ -505,7 +483,7 @@ def finish(
     """
     settings = state.settings
     models = state.models
-    queue, history = models.Queue.__table__, models.History.__table__
+    queue, history = models.queue, models.history
     now = clock.utcnow()
     success = answer.outcome == "success"
     engine_key = getattr(rows[0], "engine", engines.DEFAULT_ENGINE)
@@ -517,8 +495,8 @@ def finish(
     if success:
         params["status"] = "dry_run" if settings.dry_run else "success"
     else:
-        params["limit"] = 0 if answer.outcome == "failed" else settings.max_attempts
-        params["retry_at"] = retry_at(settings, answer, now)
+        params["limit"] = retry.url_attempt_limit(settings, answer.outcome)
+        params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
 
@@ -535,25 +513,25 @@ def finish(
             return
         for row in rows:
             if owned is None or row.id in owned:
-                (failed if row.attempts + 1 >= params["limit"] else retried).append(row)
+                (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
 
     _retrying(work, engine)
 
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     host = rows[0].host
     if answer.outcome == "success":
         if settings.dry_run:
             result.dry_run += len(rows)
         else:
             result.succeeded += len(rows)
-        send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
+        signals.send_signal(signals.batch_sent, app, host=host, urls=[r.url for r in rows], status=answer.http_status,
                     duration=answer.duration, engine=endpoint)
     else:
         result.retried += len(retried)
         result.failed += len(failed)
         for group, permanent in ((retried, False), (failed, True)):
             if group:
-                send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
+                signals.send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
                             status=answer.http_status, error=answer.error, permanent=permanent,
                             engine=endpoint)
 
@@ -573,7 +551,7 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     if not (record_all or any(r.fingerprint for r in rows)
             or any(a.fingerprint for a in state.extension.adapters.values())):
         return  # this app keeps no ledger: nothing to record, nothing to clear
-    ledger = state.models.URLState.__table__
+    ledger = state.models.url_state
     entries: dict[tuple[str, str], dict[str, Any]] = {
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
@@ -584,11 +562,11 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     written = sorted(
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
-    for chunk in chunks(written, 500):
+    for chunk in chunks(written, ROWS_PER_STATEMENT):
         upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
-        for part in chunks(forgotten, 500):
+        for part in chunks(forgotten, ROWS_PER_STATEMENT):
             connection.execute(
                 sa.update(ledger)
                 .where(ledger.c.url_hash.in_(part), ledger.c.fingerprint.is_not(None))
@@ -613,7 +591,7 @@ def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None =
     if engine is not None:
         state = engines.view(state, engine)
     now = clock.utcnow()
-    seconds = (retry_at(state.settings, answer, now) - now).total_seconds()
+    seconds = (retry.retry_at(state.settings, answer.retry_after, now) - now).total_seconds()
     if seconds <= 0:
         return
     until = now.timestamp() + seconds

@@ -12,17 +12,18 @@ path may wait): from what this app itself would serve for that host.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock, engines, forbidden
-from .config import key_problem
-from .endpoint import key_for, key_location
+from .. import clock, engines
+from ..delivery import forbidden
+from ..state import IndexNowState
 from .keyfile import serves_key_file
-from .state import IndexNowState
+from .rules import key_for, key_location, key_problem
 
 KEY_STATES = ("unknown", "pending", "verified", "rejected")
 #: The answers that say something about the key, and what they say.
@@ -58,18 +59,18 @@ class HostKeyState:
         }
 
 
-def known_hosts(state: IndexNowState, connection: Any) -> list[str]:
-    """Hosts the extension has to do with: configured, queued or delivered to."""
+def known_hosts(state: IndexNowState, connection: Any, extra: Iterable[str] = (), limit: int = MAX_HOSTS) -> list[str]:
+    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued or delivered to."""
     models = state.models
-    hosts = set(state.settings.keys)
-    for table in (models.Queue.__table__, models.History.__table__):
-        hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(MAX_HOSTS)).scalars())
-    return sorted(hosts)[:MAX_HOSTS]
+    hosts = set(state.settings.keys) | set(extra)
+    for table in (models.queue, models.history):
+        hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(limit)).scalars())
+    return sorted(hosts)[:limit]
 
 
 def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:
     """host → (HTTP status, when) of the latest answer that speaks about the key."""
-    history = state.models.History.__table__
+    history = state.models.history
     ranked = (
         sa.select(
             history.c.host, history.c.http_status, history.c.created_at,

@@ -50,11 +50,11 @@ from urllib3.exceptions import (
     NewConnectionError,
 )
 
-from .errors import IndexNowError, InvalidURLError
-from .urls import check_host
+from ..errors import IndexNowError, InvalidURLError
+from ..urls import check_host
 
 if TYPE_CHECKING:
-    from .state import IndexNowState
+    from ..state import IndexNowState
 
 __all__ = [
     "OutboundSession",
@@ -296,6 +296,12 @@ def _connect(conn: HTTPConnection) -> socket.socket:
 
 
 class _CheckedHTTPConnection(HTTPConnection):
+    """A connection that connects through :func:`_connect` and carries the scope's rules.
+
+    Also the first base of :class:`_CheckedHTTPSConnection`, whose ``super()``
+    then reaches ``HTTPSConnection``.
+    """
+
     def _new_conn(self) -> socket.socket:
         return _connect(self)
 
@@ -308,17 +314,8 @@ class _CheckedHTTPConnection(HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _CheckedHTTPSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        return _connect(self)
-
-    def connect(self) -> None:
-        super().connect()
-        _attach(self)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _attach(self)
-        super().request(*args, **kwargs)
+class _CheckedHTTPSConnection(_CheckedHTTPConnection, HTTPSConnection):
+    pass
 
 
 def _attach(conn: HTTPConnection) -> None:

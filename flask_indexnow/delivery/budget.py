@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import clock
+from .. import clock
+from ..state import IndexNowState
 from .breaker import CacheUnavailable
-from .state import IndexNowState
 
 #: Seconds of one budget window.
 WINDOW = 60

@@ -9,20 +9,24 @@ no sense and URLs that fail validation are logged and the event is skipped.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Flask, current_app, has_app_context
+from flask import Flask, has_app_context
 from werkzeug.routing import BuildError
 
-from . import baseurl, signals, skipped, standalone
-from .errors import InvalidURLError, TablesMissingError
-from .missing import is_missing_table, missing_tables_message
-from .queue import Entry, after_write, make_entry, write_entries
-from .state import IndexNowState, logger
+from .. import signals
+from ..errors import InvalidURLError, TablesMissingError
+from ..missing import is_missing_table, missing_tables_message
+from ..queue import Entry, after_write, make_entry, write_entries
+from ..state import IndexNowState, current_app_object
+from . import baseurl, skipped, standalone
+
+logger = logging.getLogger(__name__)
 
 _MISSING: Any = object()
 
@@ -40,10 +44,20 @@ class Adapter:
     #: With ``watch(fields=…)``: the attributes whose change is a content change.
     fields: frozenset[str] | None = None
 
+    def is_published(self, resource: Any) -> bool:
+        return True if self.published is None else bool(self.published(resource))
+
+    def is_deleted(self, resource: Any) -> bool:
+        return False if self.deleted is None else bool(self.deleted(resource))
+
     def is_live(self, resource: Any) -> bool:
-        published = True if self.published is None else bool(self.published(resource))
-        deleted = False if self.deleted is None else bool(self.deleted(resource))
-        return published and not deleted
+        published = self.is_published(resource)
+        return live(published, self.is_deleted(resource))
+
+
+def live(published: bool | None, deleted: bool | None) -> bool:
+    """The one rule: a resource is live when it is published (or nothing says it is not) and not deleted."""
+    return (True if published is None else published) and not deleted
 
 
 def find_adapter(adapters: dict[type, Adapter], resource: Any) -> Adapter | None:
@@ -81,10 +95,10 @@ def resolve(state: IndexNowState, resource: Any, kwargs: dict[str, Any]) -> Reso
     deleted = _flag(kwargs, "deleted")
     if adapter is not None:
         if published is None:
-            published = True if adapter.published is None else bool(adapter.published(resource))
+            published = adapter.is_published(resource)
         if deleted is None:
-            deleted = False if adapter.deleted is None else bool(adapter.deleted(resource))
-    live = (True if published is None else published) and not deleted
+            deleted = adapter.is_deleted(resource)
+    is_live = live(published, deleted)
 
     published_at = kwargs.get("published_at", _MISSING)
     if published_at is _MISSING:
@@ -96,7 +110,7 @@ def resolve(state: IndexNowState, resource: Any, kwargs: dict[str, Any]) -> Reso
     if adapter is not None and resource is not None and adapter.fingerprint is not None:
         value = adapter.fingerprint(resource)
         fingerprint = None if value is None else _digest(value)
-    return Resolved(url, live, published_at, fingerprint, related_urls(state, adapter, resource, kwargs))
+    return Resolved(url, is_live, published_at, fingerprint, related_urls(state, adapter, resource, kwargs))
 
 
 def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
@@ -163,7 +177,7 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
     resource = kwargs.get("resource")
     what = f" ({skipped.describe(resource)})" if resource is not None else ""
     try:
-        if has_app_context() and current_app._get_current_object() is sender:  # type: ignore[attr-defined]
+        if has_app_context() and current_app_object() is sender:
             _queue_event(state, kind, resource, kwargs)
         else:
             with sender.app_context():

@@ -21,9 +21,10 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from flask import current_app
 from flask.globals import _cv_request
 from werkzeug.test import EnvironBuilder
+
+from ..state import current_app_object
 
 T = TypeVar("T")
 
@@ -40,7 +41,7 @@ def _environ(base_url: str) -> dict[str, Any]:
 @contextmanager
 def canonical_request(base_url: str) -> Iterator[None]:
     """Run the block in a request context for ``base_url`` (an app context must be active)."""
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     context = app.request_context(dict(_environ(base_url)))
     parts = urlsplit(base_url)
     # Our own adapter, so that neither SERVER_NAME nor TRUSTED_HOSTS can swap the host.

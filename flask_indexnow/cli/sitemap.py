@@ -1,8 +1,4 @@
-"""``flask indexnow submit-sitemap`` and ``flask indexnow key check``: the site as engines see it.
-
-Thin commands over :mod:`.sitemap` and :mod:`.keycheck`; registered by the
-import at the end of :mod:`.cli`.
-"""
+"""``flask indexnow submit-sitemap``: queue a sitemap's URLs (a thin command over :mod:`flask_indexnow.sitemap`)."""
 
 from __future__ import annotations
 
@@ -11,11 +7,10 @@ from typing import Any
 
 import click
 
-from .cli import friendly_errors, indexnow_group, key_group
-from .keycheck import check_key_files
-from .safetext import safe_text
-from .sitemap import SitemapResult, parse_since, submit_sitemap
-from .state import get_state
+from ..safetext import safe_text
+from ..sitemap import SitemapResult, parse_since, submit_sitemap
+from ..state import get_state
+from .common import command, friendly_errors
 
 #: Rejected URLs printed with their reason; the rest are counted.
 SHOWN_REJECTED = 5
@@ -40,7 +35,7 @@ class _Progress:
             self.bar.__exit__(None, None, None)
 
 
-@indexnow_group.command("submit-sitemap")
+@command("submit-sitemap")
 @click.argument("source", metavar="PATH_OR_URL")
 @click.option("--since", default=None, metavar="DATE",
               help="Only URLs whose lastmod is at or after DATE (YYYY-MM-DD or a W3C datetime; naive = UTC). "
@@ -72,31 +67,3 @@ def summary_lines(result: SitemapResult, filtered: bool) -> list[str]:
     if result.rejected_count > SHOWN_REJECTED:
         lines.append(f"  … and {result.rejected_count - SHOWN_REJECTED} more rejected")
     return lines
-
-
-@key_group.command("check")
-@click.option("--host", "hosts", multiple=True, metavar="HOST",
-              help="Host to check (repeatable). Default: hosts of the queue, history, INDEXNOW_KEYS "
-                   "and INDEXNOW_ALLOWED_HOSTS.")
-@click.option("--allow-private-hosts", is_flag=True,
-              help="Let key files be fetched from loopback or private addresses (local sandboxes). "
-                   "Default: INDEXNOW_ALLOW_PRIVATE_ENDPOINT.")
-@friendly_errors
-def key_check_command(hosts: tuple[str, ...], allow_private_hosts: bool) -> None:
-    """Fetch each host's key file as a search engine would and say what is wrong."""
-    results = check_key_files(get_state(), hosts or None, allow_private=True if allow_private_hosts else None)
-    if not results:
-        raise click.ClickException(
-            "no host to check: none in the queue, history, INDEXNOW_KEYS or INDEXNOW_ALLOWED_HOSTS; pass --host"
-        )
-    for result in results:
-        if result.ok:
-            click.echo(safe_text(f"[ok ] {result.host}: {result.url} serves the key"))
-            continue
-        where = f" ({result.url})" if result.url else ""
-        for problem in result.problems:  # messages quote what the host sent: printed through safe_text
-            click.echo(safe_text(f"[ERR] {result.host}{where}: {problem.message}"))
-            click.echo("      " + safe_text(f"Fix: {problem.fix}"))
-    failed = sum(1 for r in results if not r.ok)
-    if failed:
-        raise click.ClickException(f"{failed} of {len(results)} host(s) have a key file problem")

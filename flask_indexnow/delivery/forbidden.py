@@ -22,11 +22,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ..state import IndexNowState
 from .breaker import CacheUnavailable
 from .endpoint import Answer
-from .state import IndexNowState
 
-logger = logging.getLogger("flask_indexnow")
+logger = logging.getLogger(__name__)
 
 #: Seconds a streak (and its marker) is remembered after its last 403 where
 #: the cache needs a lifetime (Redis keeps the count until a success).

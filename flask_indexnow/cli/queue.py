@@ -1,61 +1,20 @@
-"""``flask indexnow …``: thin commands over the library functions.
-
-A user's mistake (a bad URL, a bad option, missing tables) prints one clear
-line and exits 1; no traceback.
-"""
+"""``flask indexnow process|status|enqueue|retry-failed|init-db``: the queue by hand."""
 
 from __future__ import annotations
 
-import functools
 import json
-import secrets
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
 
 import click
 import sqlalchemy as sa
-from flask.cli import AppGroup
 
-from . import queue as queue_module
-from .errors import IndexNowError, InvalidURLError
-from .missing import is_missing_table, missing_tables_message
-from .safetext import safe_text
-from .state import get_state
-from .status.document import status_document
-from .urls import check_url
-from .worker import process_queue
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-indexnow_group = AppGroup("indexnow", help="Flask-IndexNow: queue, deliver and inspect IndexNow submissions.")
-
-
-def friendly_errors(fn: F) -> F:
-    """Turn expected failures into one line and exit code 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except click.ClickException:
-            raise
-        except (IndexNowError, ValueError, RuntimeError) as exc:
-            raise click.ClickException(safe_text(str(exc))) from None  # may quote remote text
-        except sa.exc.SQLAlchemyError as exc:
-            if is_missing_table(exc):
-                raise click.ClickException(missing_tables_message(get_state().prefix)) from None
-            detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise click.ClickException(
-                f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"
-            ) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def generate_key() -> str:
-    """A fresh IndexNow key: 32 hex characters (128 bits)."""
-    return secrets.token_hex(16)
+from .. import queue as queue_module
+from ..delivery.worker import process_queue
+from ..errors import InvalidURLError
+from ..state import get_state
+from ..status.document import status_document
+from ..urls import check_url
+from .common import command, friendly_errors
 
 
 def create_tables() -> list[str]:
@@ -68,7 +27,7 @@ def create_tables() -> list[str]:
     return [t.name for t in tables if t.name not in existing]
 
 
-@indexnow_group.command("process")
+@command("process")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Rows to claim (default INDEXNOW_BATCH_SIZE).")
 @friendly_errors
 def process_command(limit: int | None) -> None:
@@ -79,7 +38,7 @@ def process_command(limit: int | None) -> None:
     click.echo(str(result))
 
 
-@indexnow_group.command("status")
+@command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @friendly_errors
 def status_command(as_json: bool) -> None:
@@ -115,7 +74,7 @@ def status_command(as_json: bool) -> None:
                    + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
 
 
-@indexnow_group.command("enqueue")
+@command("enqueue")
 @click.argument("urls", nargs=-1, required=True)
 @click.option("--delete", is_flag=True, help="Queue 'delete' instead of 'update'.")
 @click.option("--at", "available_at", type=click.DateTime(), default=None,
@@ -136,7 +95,7 @@ def enqueue_command(urls: tuple[str, ...], delete: bool, available_at: datetime 
                + (f"; {result.unchanged} unchanged" if result.unchanged else ""))
 
 
-@indexnow_group.command("retry-failed")
+@command("retry-failed")
 @friendly_errors
 def retry_failed_command() -> None:
     """Put every failed row back to pending."""
@@ -144,27 +103,9 @@ def retry_failed_command() -> None:
     click.echo(f"{count} failed row(s) back to pending")
 
 
-@indexnow_group.command("init-db")
+@command("init-db")
 @friendly_errors
 def init_db_command() -> None:
     """Create the extension's tables (only those missing)."""
     created = create_tables()
     click.echo(f"Created {', '.join(created)}" if created else "All tables already exist")
-
-
-@indexnow_group.group("key")
-def key_group() -> None:
-    """The IndexNow key."""
-
-
-@key_group.command("generate")
-def key_generate_command() -> None:
-    """Print a new random key to put in INDEXNOW_KEY."""
-    key = generate_key()
-    click.echo(key)
-    click.echo(f"# Set INDEXNOW_KEY = {key!r}; the extension then serves /{key}.txt.", err=True)
-
-
-from . import explain_cli as _explain_cli  # noqa: E402,F401  (explain)
-from . import site_cli  # noqa: E402,F401  (submit-sitemap, key check)
-from .scheduling import cli as _scheduling_cli  # noqa: E402,F401  (work, schedule, prune-history)

@@ -19,6 +19,7 @@ search engines that a never-published URL is gone would only spend quota.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,11 +28,15 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from werkzeug.routing import BuildError
 
-from . import baseurl, signals, skipped, standalone
+from .. import signals
+from ..queue import discard_pending_due, flush_pending_due
+from ..signals import send_signal
+from ..state import IndexNowState, current_app_object
+from . import baseurl, skipped, standalone
 from .before import Shadows
 from .events import Adapter, find_adapter
-from .queue import discard_pending_due, flush_pending_due, send_signal
-from .state import IndexNowState, logger
+
+logger = logging.getLogger(__name__)
 
 _installed = False
 #: What a failed adapter call returns (told apart from a function that returned None).
@@ -44,7 +49,7 @@ def _after_flush(session: Session, flush_context: Any) -> None:
     state = current_app.extensions.get("indexnow")
     if state is None or not state.settings.enabled or not state.extension.adapters:
         return
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app_object()
     adapters = state.extension.adapters
     shadows: Shadows | None = None
     for obj in list(session.new):
