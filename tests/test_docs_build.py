@@ -55,7 +55,6 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     api = (html / "api.html").read_text(encoding="utf-8")
     assert "process_queue" in api and "InvalidURLError" in api  # autodoc read the docstrings
     assert (html / "changelog.html").read_text(encoding="utf-8").count("0.1.0") >= 1
-    assert not (html / "notes").exists()  # helpers' raw notes are not published
 
 
 @pytest.mark.slow  # a Sphinx build
