@@ -34,6 +34,7 @@ def _app(database_url: str, *, extension: bool) -> Flask:
         INDEXNOW_KEY=KEY,
         INDEXNOW_ENDPOINT="http://127.0.0.1:9/indexnow",
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
+        INDEXNOW_ALLOWED_HOSTS=["www.example.com"],
     )
     db = SQLAlchemy()
     db.init_app(app)
