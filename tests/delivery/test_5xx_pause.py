@@ -7,11 +7,9 @@ turn never came are given back without spending an attempt.
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 import pytest
-from flask_caching import Cache
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows
@@ -101,28 +99,3 @@ def test_a_5xx_without_a_readable_retry_after_retries_only_its_own_batch(make_ap
         ext(app).enqueue("https://other.org/b")
         result = ext(app).process_queue()
     assert (result.skipped_reason, result.succeeded) == (None, 1)
-
-
-def test_a_503_pause_is_shared_across_apps_through_redis(make_app, endpoint, clock, redis_url):
-    shared = {
-        "CACHE_TYPE": "RedisCache",
-        "CACHE_REDIS_URL": redis_url,
-        "CACHE_KEY_PREFIX": f"pause5xx-{uuid.uuid4().hex[:8]}:",
-        "INDEXNOW_RETRY_DELAY": DELAY,
-    }
-    first = make_app(cache=Cache(), **shared)
-    second = make_app(cache=Cache(), create_tables=False, **shared)  # same database and tables
-    endpoint.decide = _first_then_ok(Reply(503, headers={"Retry-After": str(PAUSE)}))
-    with first.app_context():
-        ext(first).enqueue("https://example.com/a")
-        assert ext(first).process_queue().retried == 1
-    with second.app_context():
-        ext(second).enqueue("https://other.org/b")
-        before = queue_rows(second)
-        result = ext(second).process_queue()
-        assert result.claimed == 0
-        assert "HTTP 503" in result.skipped_reason  # the other process learnt which status asked for it
-        assert queue_rows(second) == before
-        clock.advance(PAUSE)
-        assert ext(second).process_queue().succeeded == 2
-    assert len(endpoint.received) == 3  # the refused POST, then one per host

@@ -164,7 +164,8 @@ def test_rows_claimed_after_a_429_are_released_without_spending_an_attempt(make_
         assert ext(app).process_queue().succeeded == 7
 
 
-def test_the_pause_is_shared_across_apps_through_redis(make_app, endpoint, clock, redis_url):
+@pytest.mark.parametrize("status", [429, 503])  # a 5xx with Retry-After pauses like a 429
+def test_the_pause_is_shared_across_apps_through_redis(make_app, endpoint, clock, redis_url, status):
     shared = {
         "CACHE_TYPE": "RedisCache",
         "CACHE_REDIS_URL": redis_url,
@@ -173,7 +174,7 @@ def test_the_pause_is_shared_across_apps_through_redis(make_app, endpoint, clock
     }
     first = make_app(cache=Cache(), **shared)
     second = make_app(cache=Cache(), create_tables=False, **shared)  # same database and tables
-    endpoint.script(Reply(429, headers={"Retry-After": "300"}))
+    endpoint.script(Reply(status, headers={"Retry-After": "300"}))
     with first.app_context():
         ext(first).enqueue("https://example.com/a")
         assert ext(first).process_queue().retried == 1
@@ -182,7 +183,7 @@ def test_the_pause_is_shared_across_apps_through_redis(make_app, endpoint, clock
         before = queue_rows(second)
         result = ext(second).process_queue()
         assert result.claimed == 0
-        assert "429" in result.skipped_reason
+        assert f"HTTP {status}" in result.skipped_reason  # the other process learnt which status asked
         assert queue_rows(second) == before
         assert len(endpoint.received) == 1
         clock.advance(300)
