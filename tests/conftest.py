@@ -7,6 +7,7 @@ it fails them: CI must prove every backend.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -285,6 +286,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             pass
         finally:
             engine.dispose()
+
+
+@contextlib.contextmanager
+def site_table(db: SQLAlchemy, model: Any) -> Iterator[None]:
+    """A test site's own model table, for the length of the block (inside an app context).
+
+    The session is rolled back and removed before the table is dropped, so no
+    open transaction holds a lock on it.
+    """
+    model.__table__.create(db.engine, checkfirst=True)
+    try:
+        yield
+    finally:
+        db.session.rollback()
+        db.session.remove()
+        model.__table__.drop(db.engine)
 
 
 def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:

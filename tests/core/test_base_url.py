@@ -21,7 +21,7 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_indexnow import ConfigurationError, IndexNow, signals
 from flask_indexnow.config import load_settings
 
-from ..conftest import RUN_PREFIX, rows
+from ..conftest import RUN_PREFIX, rows, site_table
 
 BASE = "https://www.example.org"
 
@@ -63,13 +63,8 @@ def site_app(make_app, **config: Any) -> Iterator[Site]:
         return request.host
 
     with app.app_context():
-        Page.__table__.create(db.engine, checkfirst=True)
-        try:
+        with site_table(db, Page):
             yield Site(app, db, Page)
-        finally:
-            db.session.rollback()
-            db.session.remove()
-            Page.__table__.drop(db.engine)
 
 
 @pytest.fixture

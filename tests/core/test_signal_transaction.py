@@ -19,7 +19,7 @@ from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import signals
 
-from ..conftest import RUN_PREFIX, rows
+from ..conftest import RUN_PREFIX, rows, site_table
 
 
 class Host:
@@ -45,13 +45,8 @@ def host_app(make_app, **kwargs: Any) -> Iterator[Host]:
 
     app = make_app(db=db, **kwargs)
     with app.app_context():
-        Note.__table__.create(db.engine, checkfirst=True)
-        try:
+        with site_table(db, Note):
             yield Host(app, db, Note)
-        finally:
-            db.session.rollback()
-            db.session.remove()
-            Note.__table__.drop(db.engine)
 
 
 @pytest.fixture

@@ -218,3 +218,19 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str, interval
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
         time.sleep(interval)
+
+
+def drain_with_workers(app: Flask, workers: int, log_dir: Path, remaining: Callable[[], int]) -> list[str]:
+    """Start ``workers`` real ``flask indexnow work`` processes, wait until ``remaining()`` is 0, stop them.
+
+    Every worker must stop cleanly (exit 0); returns their logs for further checks.
+    """
+    config = shared_config(app)
+    processes = [WorkerProcess(config, log_dir / f"worker{n}.log") for n in range(workers)]
+    try:
+        wait_until(lambda: remaining() == 0, 600, "the workers to drain the queue", interval=0.5)
+    finally:
+        codes = [process.stop() for process in processes]
+    logs = [process.output() for process in processes]
+    assert codes == [0] * workers, logs
+    return logs

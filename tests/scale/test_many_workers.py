@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from .conftest import SERVER_BACKENDS, count, ext
-from .servers import WorkerProcess, shared_config, wait_until
+from .servers import drain_with_workers
 
 URLS = 20_000  # 20 batches of 1,000 per worker: enough for all four to share the work
 HOSTS = 20
@@ -26,14 +26,7 @@ def test_four_workers_deliver_20000_urls_exactly_once(make_app, counting_endpoin
     urls = [f"https://site{n % HOSTS}.example.com/page/{n}" for n in range(URLS)]
     with app.app_context():
         assert ext(app).enqueue_many(urls).queued == URLS
-    config = shared_config(app)
-    workers = [WorkerProcess(config, tmp_path / f"worker{n}.log") for n in range(WORKERS)]
-    try:
-        wait_until(lambda: count(app) == 0, 600, "the workers to drain the queue", interval=0.5)
-    finally:
-        codes = [worker.stop() for worker in workers]
-    logs = [worker.output() for worker in workers]
-    assert codes == [0] * WORKERS, logs
+    logs = drain_with_workers(app, WORKERS, tmp_path, lambda: count(app))
     assert counting_endpoint.counts == Counter(dict.fromkeys(urls, 1))
     assert count(app, "History") == URLS
     assert count(app, "History", status="success") == URLS

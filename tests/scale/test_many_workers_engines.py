@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from .conftest import SERVER_BACKENDS, count, ext
-from .servers import Answer, CountingEndpoint, WorkerProcess, shared_config, wait_until
+from .servers import Answer, CountingEndpoint, drain_with_workers
 
 URLS = 20_000
 HOSTS = 20
@@ -48,14 +48,7 @@ def test_four_workers_two_engines_deliver_each_url_once_per_engine(make_app, cou
         with app.app_context():
             assert ext(app).enqueue_many(urls).queued == URLS
         assert count(app) == 2 * URLS  # one row per engine
-        config = shared_config(app)
-        workers = [WorkerProcess(config, tmp_path / f"worker{n}.log") for n in range(WORKERS)]
-        try:
-            wait_until(lambda: count(app) == 0, 600, "the workers to drain the queue", interval=0.5)
-        finally:
-            codes = [worker.stop() for worker in workers]
-        logs = [worker.output() for worker in workers]
-        assert codes == [0] * WORKERS, logs
+        logs = drain_with_workers(app, WORKERS, tmp_path, lambda: count(app))
         expected = Counter(dict.fromkeys(urls, 1))
         assert counting_endpoint.counts == expected  # A: every URL once, never re-sent for B's sake
         assert accepted(second) == expected  # B: every URL accepted once
