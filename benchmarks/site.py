@@ -19,8 +19,8 @@ from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow
-from flask_indexnow.models import UTCDateTime
 from flask_indexnow.state import IndexNowState
+from flask_indexnow.tables import UTCDateTime
 
 KEY = "b3nchk3y0f1ndexn0w"
 RUN = uuid.uuid4().hex[:6]

@@ -61,14 +61,15 @@ def view(state: IndexNowState, endpoint: str) -> IndexNowState:
     """
     if endpoint == state.settings.endpoint:
         return state
-    views: dict[str, tuple[Any, IndexNowState]] = state.__dict__.setdefault("_engine_views", {})
-    base, found = views.get(endpoint, (None, None))
-    if found is None or base is not state.settings:  # new settings (a test helper swaps them): a new view
-        found = copy.copy(state)
-        found.__dict__.pop("_engine_views", None)
-        found.settings = dataclasses.replace(state.settings, endpoint=endpoint)
-        found.paused = None if found is None or base is None else views[endpoint][1].paused
-        views[endpoint] = (state.settings, found)
+    known = state.engine_views.get(endpoint)
+    if known is not None and known[0] is state.settings:
+        return known[1]
+    # First use, or new settings (a test helper swaps them): a new view that keeps the old one's pause.
+    found = copy.copy(state)  # shares the database, cache, breaker, logs and request counts
+    found.engine_views = {}
+    found.settings = dataclasses.replace(state.settings, endpoint=endpoint)
+    found.paused = None if known is None else known[1].paused
+    state.engine_views[endpoint] = (state.settings, found)
     return found
 
 

@@ -62,6 +62,12 @@ class IndexNowState:
     #: This process's own knowledge of the endpoint pause (until, HTTP status), so
     #: the pause holds even while the cache is down (see worker.pause_endpoint).
     paused: tuple[float, int] | None = None
+    #: The views of the other engines (endpoint URL → the settings the view was
+    #: made from, the view), so each keeps its own pause (see engines.view).
+    engine_views: dict[str, tuple[Settings, IndexNowState]] = field(default_factory=dict)
+    #: This process's own count of POSTs per budget window (key → (window, count)),
+    #: used while the cache cannot count (see budget.py).
+    local_request_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Failure lines, each kind at most once a minute (see ratelog.py).
     quiet_log: RateLimitedLog = field(default_factory=RateLimitedLog)
     #: After a cache failure, no cache call for a while (see breaker.py).

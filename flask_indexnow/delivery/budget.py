@@ -91,7 +91,7 @@ def _increment(state: IndexNowState, key: str) -> int:
 def _local_increment(state: IndexNowState, key: str, window: int) -> int:
     """This process's own count, while the cache is unavailable."""
     with _local_lock:
-        counts: dict[str, tuple[int, int]] = state.__dict__.setdefault("_budget_counts", {})
+        counts = state.local_request_counts
         for old in [k for k, (w, _) in counts.items() if w < window]:
             del counts[old]
         count = counts.get(key, (window, 0))[1] + 1
@@ -111,7 +111,7 @@ def usage(state: IndexNowState, endpoint: str) -> Usage | None:
     except CacheUnavailable:
         value = None
     if value is None:
-        value = state.__dict__.get("_budget_counts", {}).get(key, (window, 0))[1]
+        value = state.local_request_counts.get(key, (window, 0))[1]
     try:
         used = int(value)
     except (TypeError, ValueError):
