@@ -16,9 +16,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock
+from . import clock, engines
 from .config import MAX_ENDPOINTS
-from .delivery.worker import endpoint_paused_until
+from .delivery import budget
+from .delivery.worker import endpoint_pause, endpoint_paused_until
 from .errors import InvalidURLError
 from .models import url_hash
 from .queue import make_entry
@@ -140,10 +141,6 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
 
 def _engines(state: IndexNowState, queued: list[Any], now: datetime) -> list[dict[str, Any]]:
     """Per engine: the URL's own row for it, the engine's pause and its request budget."""
-    from . import engines
-    from .delivery import budget
-    from .delivery.worker import endpoint_pause
-
     rows = {engines.resolve(state, row.engine): row for row in queued}
     listed = []
     for endpoint in engines.endpoints(state):

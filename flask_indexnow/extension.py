@@ -8,6 +8,7 @@ from datetime import date, datetime
 from typing import Any, TypeVar
 
 from flask import Flask
+from flask_caching import Cache
 
 from . import queue, scheduling
 from .cli import indexnow_group
@@ -78,8 +79,6 @@ class IndexNow:
 
     @staticmethod
     def _resolve_cache(app: Flask, cache: Any, own_config: dict[str, Any] | Any) -> Any:
-        from flask_caching import Cache
-
         if cache is None:
             config = {"CACHE_TYPE": "SimpleCache", **dict(own_config)}
             cache = Cache()

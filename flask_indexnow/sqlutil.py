@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.mysql import insert as mysql_insert
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 #: Rows per multi-row INSERT or upsert statement (the queue, history and ledger writes).
 ROWS_PER_STATEMENT = 500
@@ -58,15 +61,9 @@ def _upsert_statement(table: sa.Table, dialect: str, keys: tuple[str, ...], upda
     without inline values is compiled once and cached by SQLAlchemy."""
     stmt: Any
     if dialect == "mysql":
-        from sqlalchemy.dialects.mysql import insert as mysql_insert
-
         stmt = mysql_insert(table)
         return stmt.on_duplicate_key_update({name: stmt.inserted[name] for name in update})
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-    stmt = insert(table)
+    stmt = (postgresql_insert if dialect == "postgresql" else sqlite_insert)(table)
     return stmt.on_conflict_do_update(
         index_elements=[table.c[k] for k in keys],
         set_={name: stmt.excluded[name] for name in update},

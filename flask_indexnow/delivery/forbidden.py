@@ -22,6 +22,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from cachelib import RedisCache
+
 from ..state import IndexNowState
 from .breaker import CacheUnavailable
 from .endpoint import Answer
@@ -94,8 +96,6 @@ def _backend(cache: Any) -> Any:
 
 def _atomic_inc(backend: Any) -> bool:
     """Redis (and its sentinel and cluster forms) increment atomically and keep the count without a TTL."""
-    from cachelib import RedisCache
-
     return isinstance(backend, RedisCache)
 
 
