@@ -63,8 +63,8 @@ class KeyCheckResult:
         return not self.problems
 
 
-def known_hosts(state: IndexNowState) -> list[str]:
-    """Hosts worth checking: those in the queue and history, INDEXNOW_KEYS and INDEXNOW_ALLOWED_HOSTS."""
+def hosts_to_check(state: IndexNowState) -> list[str]:
+    """Hosts worth checking: the known hosts (:func:`keystate.known_hosts`) and INDEXNOW_ALLOWED_HOSTS."""
     with state.engine().connect() as connection:
         return keystate.known_hosts(state, connection, state.settings.allowed_hosts or (), MAX_HOSTS)
 
@@ -87,7 +87,7 @@ def check_key_files(
     http: requests.Session | None = None,
     allow_private: bool | None = None,
 ) -> list[KeyCheckResult]:
-    """Fetch the key file of each host (default: :func:`known_hosts`) and judge it.
+    """Fetch the key file of each host (default: :func:`hosts_to_check`) and judge it.
 
     Private and loopback hosts, and names that resolve to such addresses, are
     refused unless ``allow_private`` is true (default:
@@ -96,7 +96,7 @@ def check_key_files(
     for what a host answers; every server text in a result is made safe to
     print (:func:`~flask_indexnow.safetext.safe_text`).
     """
-    names = known_hosts(state) if hosts is None else list(dict.fromkeys(hosts))
+    names = hosts_to_check(state) if hosts is None else list(dict.fromkeys(hosts))
     private = state.settings.allow_private_endpoint if allow_private is None else allow_private
     session = http or new_http_session()
     try:
