@@ -161,7 +161,7 @@ def _mapped(db: Any, shape: type[Row], name: str, table: sa.Table, suffix: str) 
     prefix, one class name (``IndexNowQueueStaging`` …), so the declarative
     registry that several prefixes share keeps them apart.
     """
-    namespace = {"__table__": table, "__doc__": shape.__doc__, "__module__": __name__}
+    namespace = {"__table__": table, "__tablename__": table.name, "__doc__": shape.__doc__, "__module__": __name__}
     mapped: type[Row] = type(db.Model)(f"{name}{suffix}", (shape, db.Model), namespace)
     return mapped
 
