@@ -126,10 +126,13 @@ def claim(
     def work(connection: sa.Connection) -> list[sa.Row[Any]]:
         if dialect in ("postgresql", "sqlite"):
             pick = sa.select(c.id).where(*due).order_by(*order).limit(limit)
+            chosen: sa.ColumnElement[bool] = c.id.in_(pick.scalar_subquery())
             if dialect == "postgresql":
-                pick = pick.with_for_update(skip_locked=True)
+                # ``id = ANY(ARRAY(…))``: the picked ids are looked up by primary key. With
+                # ``IN (…)`` the planner may hash-join them against a scan of the whole table.
+                chosen = c.id == sa.any_(sa.func.array(pick.with_for_update(skip_locked=True).scalar_subquery()))
             return list(connection.execute(
-                sa.update(table).where(c.id.in_(pick.scalar_subquery())).values(**mark).returning(*columns)
+                sa.update(table).where(chosen).values(**mark).returning(*columns)
             ).all())
         # The rows as the UPDATE below leaves them: the attempt counted.
         shown = [(c.attempts + 1).label("attempts") if count_attempt and col is c.attempts else col
