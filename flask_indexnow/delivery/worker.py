@@ -2,10 +2,12 @@
 
 The pass is built so that no database transaction is open while a request is
 in flight: the claim commits before the first POST, and each POST's outcome is
-written in its own short transaction right after it returns. Rows are claimed
-with a random token; every later update matches on that token, so a row whose
-claim was taken back (stale) or reset by a newer event is never deleted or
-failed by a delivery that no longer owns it.
+written in its own short transaction right after it returns. The pass checks
+out one connection and runs all its short transactions on it. Rows are claimed
+with a random token (:mod:`flask_indexnow.claims`, shared with the jobs); every
+later update matches on that token, so a row whose claim was taken back
+(stale) or reset by a newer event is never deleted or failed by a delivery
+that no longer owns it.
 """
 
 from __future__ import annotations
@@ -17,19 +19,19 @@ import operator
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias
 
 import requests
 import sqlalchemy as sa
 
-from .. import clock, engines, retry, signals
+from .. import claims, clock, engines, retry, signals
+from ..claims import Bind
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
-from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name, upsert
+from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
 from . import due, passlog
 from .breaker import CacheUnavailable
@@ -50,13 +52,8 @@ logger = logging.getLogger(__name__)
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
-#: Status values written into the SQL text, not bound: only then can the
-#: database use the partial indexes on pending and processing rows.
-_PENDING: sa.ColumnElement[str] = sa.literal_column("'pending'")
-_PROCESSING: sa.ColumnElement[str] = sa.literal_column("'processing'")
 #: A pass that leaves due rows behind refreshes the cached next-due time at most this often (seconds).
 DUE_REFRESH_EVERY = 10.0
-T = TypeVar("T")
 
 
 @dataclass
@@ -93,35 +90,6 @@ class PassResult:
 Claimed: TypeAlias = "sa.Row[Any]"
 
 
-@contextmanager
-def _transaction(engine: Any) -> Iterator[Any]:
-    """One short write transaction of the pass.
-
-    MySQL/MariaDB run it in READ COMMITTED: under their default REPEATABLE
-    READ a locking statement keeps locks on every row it scanned, and
-    concurrent workers deadlock on rows none of them wanted.
-    """
-    with engine.connect() as connection:
-        if dialect_name(engine) == "mysql":
-            connection = connection.execution_options(isolation_level="READ COMMITTED")
-        with connection.begin():
-            yield connection
-
-
-def _retrying(work: Callable[[Any], T], engine: Any) -> T:
-    """Run ``work(connection)`` in :func:`_transaction`, again after a transient refusal (:func:`retry.retrying`).
-
-    Losing a batch's outcome to a deadlock would leave it claimed until
-    INDEXNOW_STALE_AFTER and then send it twice.
-    """
-
-    def step() -> T:
-        with _transaction(engine) as connection:
-            return work(connection)
-
-    return retry.retrying(step)
-
-
 def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: float | None = None) -> PassResult:
     """Run one pass; see :meth:`IndexNow.process_queue`.
 
@@ -149,38 +117,49 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     engine = state.engine()
     result = PassResult()
     now = clock.utcnow()
-    result.reset_stale = _sweep_if_due(state, engine, now)
     token = secrets.token_hex(16)
-    rows = claim(state, engine, limit, now, token)
-    result.claimed = len(rows)
-    if rows:
-        # One batch is the rows of one engine and one host (see setsql.finish_batch).
-        by_host: dict[tuple[str, str], list[Claimed]] = defaultdict(list)
-        for row in rows:
-            by_host[(row.engine, row.host)].append(row)
-        holder = ClaimHolder(token, now)
-        batches = [(host, list(batch)) for (_engine, host), host_rows in by_host.items()
-                   for batch in chunks(host_rows, MAX_URLS_PER_REQUEST)]
-        try:
-            with contextlib.nullcontext(app_session(state)) as http:  # the app's kept-alive session
-                for host, batch in batches:
-                    if _out_of_time(deadline):
-                        given_back = _give_back(state, engine, token)
-                        result.released += given_back
-                        logger.info("IndexNow: tick budget used up; %d claimed rows given back to pending",
-                                    given_back)
-                        break
-                    _deliver(state, engine, http, token, host, batch, result, [SPLIT_REQUEST_BUDGET],
-                             deadline=deadline, holder=holder)
-        except BaseException:
-            # The database failed us, or the process is being interrupted: give
-            # back what this pass still holds now rather than after INDEXNOW_STALE_AFTER.
+    try:
+        # One connection for the whole pass; between its short transactions it holds nothing.
+        with claims.connection(engine) as connection:
+            result.reset_stale = _sweep_if_due(state, connection, now)
+            rows = claim(state, connection, limit, now, token)
+            result.claimed = len(rows)
+            if rows:
+                _deliver_all(state, connection, token, rows, result, now, deadline)
+            next_stamp = _next_due(state, connection, now, drained=result.claimed < limit)
+    except BaseException:
+        if result.claimed:
+            # The database failed us, or the process is being interrupted: give back what
+            # this pass still holds now rather than after INDEXNOW_STALE_AFTER (on a fresh
+            # connection: the pass's own may be the one that broke).
             _release_unfinished(state, engine, token)
-            raise
-    _refresh_due(state, engine, now, drained=result.claimed < limit)
+        raise
+    if next_stamp is not None:
+        due.store(state, next_stamp)  # after the connection is back: a slow cache never holds one
+        state.due_refreshed_at = now.timestamp()
     if result.claimed or result.reset_stale:
         logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
+
+
+def _deliver_all(state: IndexNowState, connection: sa.Connection, token: str, rows: list[Claimed],
+                 result: PassResult, now: datetime, deadline: float | None) -> None:
+    """Steps 3-5 for every claimed row: one batch is the rows of one engine and one host (see setsql.finish_batch)."""
+    by_host: dict[tuple[str, str], list[Claimed]] = defaultdict(list)
+    for row in rows:
+        by_host[(row.engine, row.host)].append(row)
+    holder = ClaimHolder(token, now)
+    batches = [(host, list(batch)) for (_engine, host), host_rows in by_host.items()
+               for batch in chunks(host_rows, MAX_URLS_PER_REQUEST)]
+    with contextlib.nullcontext(app_session(state)) as http:  # the app's kept-alive session
+        for host, batch in batches:
+            if _out_of_time(deadline):
+                given_back = _give_back(state, connection, token)
+                result.released += given_back
+                logger.info("IndexNow: tick budget used up; %d claimed rows given back to pending", given_back)
+                break
+            _deliver(state, connection, http, token, host, batch, result, [SPLIT_REQUEST_BUDGET],
+                     deadline=deadline, holder=holder)
 
 
 def _unclaimed(now: datetime) -> dict[str, Any]:
@@ -188,8 +167,8 @@ def _unclaimed(now: datetime) -> dict[str, Any]:
     return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": now}
 
 
-def _refresh_due(state: IndexNowState, engine: Any, now: datetime, *, drained: bool) -> None:
-    """Set the cached next-due time after a pass, unless a full pass makes it pointless.
+def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool) -> float | None:
+    """The next-due time to cache after a pass; None when a full pass makes it pointless (or it cannot be read).
 
     A pass that claimed as many rows as it could leaves more due rows behind:
     the next pass comes at once, and the time it would write is "now" anyway.
@@ -197,20 +176,17 @@ def _refresh_due(state: IndexNowState, engine: Any, now: datetime, *, drained: b
     pass that drained what was due always does (that is what lets an idle site
     skip the database).
     """
-    stamp = now.timestamp()
-    if not drained and stamp - state.due_refreshed_at < DUE_REFRESH_EVERY:
-        return
+    if not drained and now.timestamp() - state.due_refreshed_at < DUE_REFRESH_EVERY:
+        return None
     try:
-        with engine.connect() as connection:
-            next_stamp = due.next_due(state, connection)
-        due.store(state, next_stamp)  # after the connection is back: a slow cache never holds one
-        state.due_refreshed_at = stamp
+        return claims.run(bind, lambda connection: due.next_due(state, connection))
     except Exception as exc:
         state.quiet_log.log("due-refresh", logging.WARNING, "IndexNow: could not refresh the next-due time",
                             exc=exc)
+        return None
 
 
-def _sweep_if_due(state: IndexNowState, engine: Any, now: datetime) -> int:
+def _sweep_if_due(state: IndexNowState, bind: Bind, now: datetime) -> int:
     """Step 1, only when a claim can have gone stale since the last look.
 
     After each sweep the process knows the oldest claim still open; no row
@@ -221,85 +197,28 @@ def _sweep_if_due(state: IndexNowState, engine: Any, now: datetime) -> int:
     stamp = now.timestamp()
     if state.next_sweep_at - state.settings.stale_after <= stamp <= state.next_sweep_at:
         return 0  # (a clock set back before the oldest claim looks again)
-    return reset_stale(state, engine, now)
+    return reset_stale(state, bind, now)
 
 
-def reset_stale(state: IndexNowState, engine: Any, now: datetime) -> int:
-    """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending``."""
-    queue = state.models.queue
-    cutoff = now - timedelta(seconds=state.settings.stale_after)
-    stale = (queue.c.status == _PROCESSING, queue.c.claimed_at < cutoff)
-    # A plain read first: nearly every sweep finds nothing, and then takes no
-    # write lock at all (a range UPDATE would lock index entries that the
-    # finishing passes of other workers need, in the opposite order).
-    with engine.connect() as connection:
-        oldest = connection.execute(
-            sa.select(sa.func.min(queue.c.claimed_at)).where(queue.c.status == _PROCESSING)
-        ).scalar()
-        if oldest is None or clock.as_utc(oldest) >= cutoff:
-            start = now if oldest is None else clock.as_utc(oldest)
-            state.next_sweep_at = start.timestamp() + state.settings.stale_after
-            return 0
-        ids = list(connection.execute(sa.select(queue.c.id).where(*stale)).scalars())
-    state.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
-    if not ids:
+def reset_stale(state: IndexNowState, bind: Bind, now: datetime) -> int:
+    """Step 1: take rows claimed more than INDEXNOW_STALE_AFTER ago back to ``pending`` (attempts untouched)."""
+    stale_after = state.settings.stale_after
+    taken = claims.take_back_stale(bind, state.models.queue, now - timedelta(seconds=stale_after), _unclaimed(now))
+    if taken.clean:  # the oldest claim left goes stale first: no need to look before then
+        state.next_sweep_at = (taken.oldest or now).timestamp() + stale_after
         return 0
-
-    def work(connection: Any) -> int:
-        count = 0
-        for part in chunks(ids, IN_LIST_SIZE):
-            count += connection.execute(
-                sa.update(queue)
-                .where(queue.c.id.in_(part), *stale)
-                .values(**_unclaimed(now))
-            ).rowcount
-        return count
-
-    count = _retrying(work, engine)
-    if count:
-        logger.warning("IndexNow: %d stale processing rows taken back to pending", count)
-    return count
+    state.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
+    if taken.count:
+        logger.warning("IndexNow: %d stale processing rows taken back to pending", taken.count)
+    return taken.count
 
 
-def claim(state: IndexNowState, engine: Any, limit: int, now: datetime, token: str) -> list[Claimed]:
-    """Step 2: atomically mark up to ``limit`` due rows as ours; returns them by id.
-
-    PostgreSQL and SQLite do it in one ``UPDATE … WHERE id IN (SELECT …)
-    RETURNING`` (PostgreSQL with ``FOR UPDATE SKIP LOCKED`` in the sub-select;
-    SQLite runs one writer at a time). MySQL/MariaDB cannot update a table it
-    sub-selects, so there it is ``SELECT … FOR UPDATE SKIP LOCKED`` then an
-    ``UPDATE`` of those ids, in one short transaction.
-    """
+def claim(state: IndexNowState, bind: Bind, limit: int, now: datetime, token: str) -> list[Claimed]:
+    """Step 2: atomically mark up to ``limit`` due rows as ours (:func:`claims.claim`); returns them by id."""
     queue = state.models.queue
-    columns = (queue.c.id, queue.c.host, queue.c.url, queue.c.action, queue.c.attempts, queue.c.fingerprint,
-               queue.c.engine)
-    due_rows = (
-        sa.select(queue.c.id)
-        .where(queue.c.status == _PENDING, queue.c.available_at <= now)
-        .order_by(queue.c.available_at, queue.c.id)
-        .limit(limit)
-    )
-    mark = {"status": "processing", "claimed_at": now, "claim_token": token}
-    dialect = dialect_name(engine)
-
-    def work(connection: Any) -> list[Any]:
-        if dialect in ("postgresql", "sqlite"):
-            select = due_rows.with_for_update(skip_locked=True) if dialect == "postgresql" else due_rows
-            return list(connection.execute(
-                sa.update(queue).where(queue.c.id.in_(select.scalar_subquery())).values(**mark).returning(*columns)
-            ).all())
-        found = list(connection.execute(
-            sa.select(*columns)
-            .where(queue.c.status == _PENDING, queue.c.available_at <= now)
-            .order_by(queue.c.available_at, queue.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=dialect == "mysql")
-        ).all())
-        if found:
-            connection.execute(sa.update(queue).where(queue.c.id.in_([row.id for row in found])).values(**mark))
-        return found
-
-    rows = _retrying(work, engine)
+    c = queue.c
+    rows = claims.claim(bind, queue, (c.id, c.host, c.url, c.action, c.attempts, c.fingerprint, c.engine),
+                        limit=limit, now=now, token=token)
     rows.sort(key=_row_id)  # batches are id ranges of one host (see setsql.finish_batch)
     return rows
 
@@ -308,35 +227,17 @@ _row_id = operator.itemgetter(0)
 
 
 def release(
-    state: IndexNowState, engine: Any, token: str, rows: Sequence[Claimed], until: datetime | None
+    state: IndexNowState, bind: Bind, token: str, rows: Sequence[Claimed], until: datetime | None
 ) -> int:
     """Give claimed rows back untouched (no attempt spent), due at ``until`` (None: when they were)."""
-    queue = state.models.queue
     now = clock.utcnow()
     values = _unclaimed(now) if until is None else {**_unclaimed(now), "available_at": until}
-
-    def work(connection: Any) -> int:
-        return int(connection.execute(
-            sa.update(queue)
-            .where(queue.c.id.in_([r.id for r in rows]), queue.c.claim_token == token)
-            .values(**values)
-        ).rowcount)
-
-    return _retrying(work, engine)
+    return claims.settle(bind, state.models.queue, token, values, [r.id for r in rows])
 
 
-def _give_back(state: IndexNowState, engine: Any, token: str) -> int:
+def _give_back(state: IndexNowState, bind: Bind, token: str) -> int:
     """Every row still held by ``token`` back to ``pending`` as it was (no attempt spent), in one statement."""
-    queue = state.models.queue
-
-    def work(connection: Any) -> int:
-        return int(connection.execute(
-            sa.update(queue)
-            .where(queue.c.claim_token == token, queue.c.status == "processing")
-            .values(**_unclaimed(clock.utcnow()))
-        ).rowcount)
-
-    return _retrying(work, engine)
+    return claims.settle(bind, state.models.queue, token, _unclaimed(clock.utcnow()))
 
 
 def _out_of_time(deadline: float | None) -> bool:
@@ -359,34 +260,19 @@ class ClaimHolder:
     token: str
     stamped_at: datetime
 
-    def keep(self, state: IndexNowState, engine: Any) -> None:
+    def keep(self, state: IndexNowState, bind: Bind) -> None:
         settings = state.settings
         now = clock.utcnow()
         if (now - self.stamped_at).total_seconds() + settings.timeout <= settings.stale_after / 3:
             return
-        queue = state.models.queue
-
-        def work(connection: Any) -> int:
-            return int(connection.execute(
-                sa.update(queue)
-                .where(queue.c.claim_token == self.token, queue.c.status == "processing")
-                .values(claimed_at=now)
-            ).rowcount)
-
-        _retrying(work, engine)
+        claims.renew(bind, state.models.queue, self.token, now)
         self.stamped_at = now
 
 
-def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
+def _release_unfinished(state: IndexNowState, engine: sa.Engine, token: str) -> None:
     """Rows still carrying ``token`` go back to ``pending`` as they were (no attempt spent)."""
-    queue = state.models.queue
     try:
-        with engine.begin() as connection:
-            count = connection.execute(
-                sa.update(queue)
-                .where(queue.c.claim_token == token, queue.c.status == "processing")
-                .values(**_unclaimed(clock.utcnow()))
-            ).rowcount
+        count = _give_back(state, engine, token)
         if count:
             logger.warning("IndexNow: pass interrupted; %d claimed rows given back to pending", count)
     except Exception:
@@ -395,7 +281,7 @@ def _release_unfinished(state: IndexNowState, engine: Any, token: str) -> None:
 
 def _deliver(
     state: IndexNowState,
-    engine: Any,
+    bind: Bind,
     http: requests.Session,
     token: str,
     host: str,
@@ -419,16 +305,16 @@ def _deliver(
         answer = Answer("failed", None, f"engine {rows[0].engine} is no longer configured "
                         "(INDEXNOW_ENDPOINTS): not sent", None, 0.0)
         passlog.no_key(state, host, len(rows), answer.error)
-        finish(state, engine, token, rows, answer, result)
+        finish(state, bind, token, rows, answer, result)
         return
     target = engines.view(state, endpoint)  # this engine's settings, pause and streaks
     settings = target.settings
     paused_until = endpoint_paused_until(target)
     if paused_until is not None:
-        result.released += release(state, engine, token, rows, paused_until)
+        result.released += release(state, bind, token, rows, paused_until)
         return
     if _out_of_time(deadline):
-        result.released += release(state, engine, token, rows, None)
+        result.released += release(state, bind, token, rows, None)
         return
     key = key_for(settings, host)
     if key is None or key_problem(key):
@@ -441,13 +327,13 @@ def _deliver(
     else:
         over_budget = take_budget(state, endpoint)
         if over_budget is not None:  # this minute's POSTs to this engine are spent: wait for the next window
-            result.released += release(state, engine, token, rows, over_budget)
+            result.released += release(state, bind, token, rows, over_budget)
             logger.info("IndexNow: host=%s endpoint=%s: %d URLs wait for the next minute "
                         "(INDEXNOW_REQUESTS_PER_MINUTE=%s spent)", host, endpoint, len(rows),
                         settings.requests_per_minute)
             return
         if holder is not None:
-            holder.keep(state, engine)
+            holder.keep(state, bind)
         answer = post_batch(http, settings, host, key, [r.url for r in rows], deadline=deadline)
         result.requests += 1
         passlog.answer(target, host, len(rows), answer)
@@ -456,16 +342,16 @@ def _deliver(
             budget[0] -= 2
             middle = len(rows) // 2
             for half in (rows[:middle], rows[middle:]):
-                _deliver(state, engine, http, token, host, half, result, budget, deadline=deadline, holder=holder)
+                _deliver(state, bind, http, token, host, half, result, budget, deadline=deadline, holder=holder)
             return
         if pauses_endpoint(answer):
             pause_endpoint(target, answer)
-    finish(state, engine, token, rows, answer, result, endpoint=endpoint)
+    finish(state, bind, token, rows, answer, result, endpoint=endpoint)
 
 
 def finish(
     state: IndexNowState,
-    engine: Any,
+    bind: Bind,
     token: str,
     rows: list[Claimed],
     answer: Answer,
@@ -515,7 +401,7 @@ def finish(
             if owned is None or row.id in owned:
                 (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
 
-    _retrying(work, engine)
+    claims.run(bind, work)
 
     app = current_app_object()
     host = rows[0].host

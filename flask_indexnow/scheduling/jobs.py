@@ -7,8 +7,9 @@ backoff (INDEXNOW_JOB_RETRY_DELAY × 2^(attempts − 1), at most a day), or
 ``failed`` once ``attempts`` reaches ``max_attempts``. These attempts are the
 job's own, unrelated to URL delivery attempts.
 
-The claim is the same as the URL queue's: ``FOR UPDATE SKIP LOCKED`` on
-PostgreSQL and MySQL/MariaDB, one ``UPDATE … RETURNING`` on SQLite. Every
+The claim, its renewal and the stale recovery are the URL queue's own
+(:mod:`flask_indexnow.claims`): ``FOR UPDATE SKIP LOCKED`` on PostgreSQL and
+MySQL/MariaDB, one ``UPDATE … RETURNING`` on SQLite. Every
 later write matches on the claim token, so a job taken back as stale and
 claimed again is finished only by its new owner. While a handler runs, a
 lease thread keeps ``claimed_at`` fresh, so a long job is not mistaken for a
@@ -29,9 +30,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import clock
-from ..retry import gives_up, job_retry_at, retrying
-from ..sqlutil import IN_LIST_SIZE, dialect_name
+from .. import claims, clock
+from ..retry import gives_up, job_retry_at
 from ..state import IndexNowState
 from .builtins import BUILTIN_HANDLERS
 
@@ -99,77 +99,37 @@ def dispatch(
 
 
 def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
-    """Take jobs whose worker vanished back to pending (failed, if it was their last attempt).
-
-    A plain read finds the candidates first: usually there are none, and then
-    no range of the index is locked (a range UPDATE on MySQL/MariaDB takes gap
-    locks that collide with concurrent claims).
-    """
+    """Take jobs whose worker vanished back to pending (failed, if it was their last attempt)."""
     jobs = state.models.job
-    engine = state.engine()
     now = now or clock.utcnow()
-    cutoff = now - timedelta(seconds=state.settings.stale_after)
-    stale = sa.and_(jobs.c.status == "processing", jobs.c.claimed_at < cutoff)
-    with engine.connect() as connection:
-        ids = list(connection.execute(sa.select(jobs.c.id).where(stale).limit(IN_LIST_SIZE)).scalars())
-    if not ids:
-        return 0
     message = f"the worker running this job stopped without finishing it (no sign of life for {state.settings.stale_after:g}s)"
     released = {"claimed_at": None, "claim_token": None, "last_error": message}
-    ours = sa.and_(jobs.c.id.in_(ids), stale)
-
-    def take_back() -> tuple[int, int]:
-        with engine.begin() as connection:
-            failed = connection.execute(
-                sa.update(jobs).where(ours, gives_up(jobs.c.attempts, jobs.c.max_attempts))
-                .values(status="failed", finished_at=now, **released)
-            ).rowcount
-            retried = connection.execute(
-                sa.update(jobs).where(ours).values(status="pending", available_at=now, **released)
-            ).rowcount
-        return int(failed), int(retried)
-
-    failed, retried = retrying(take_back)
-    if failed or retried:
+    taken = claims.take_back_stale(
+        state.engine(), jobs, now - timedelta(seconds=state.settings.stale_after),
+        {"status": "pending", "available_at": now, **released},
+        failed={"status": "failed", "finished_at": now, **released},
+        gives_up=gives_up(jobs.c.attempts, jobs.c.max_attempts),
+    )
+    if taken.count:
         logger.warning("IndexNow: %d stale job(s) taken back (%d failed at their last attempt)",
-                       failed + retried, failed)
-    return failed + retried
+                       taken.count, taken.failed)
+    return taken.count
 
 
 def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None = None) -> ClaimedJob | None:
-    """Atomically take the oldest due pending job (of ``queues``, or any queue)."""
-    return retrying(lambda: _claim(state, queues, now or clock.utcnow()))
-
-
-def _claim(state: IndexNowState, queues: Sequence[str], now: datetime) -> ClaimedJob | None:
+    """Atomically take the oldest due pending job (of ``queues``, or any queue), counting an attempt."""
     jobs = state.models.job
-    engine = state.engine()
+    c = jobs.c
     token = secrets.token_hex(16)
-    where = [jobs.c.status == "pending", jobs.c.available_at <= now]
-    if queues:
-        where.append(jobs.c.queue.in_(list(queues)))
-    columns = (jobs.c.id, jobs.c.handler, jobs.c.queue, jobs.c.payload, jobs.c.attempts, jobs.c.max_attempts)
-    pick = sa.select(jobs.c.id).where(*where).order_by(jobs.c.available_at, jobs.c.id).limit(1)
-    mark = {"status": "processing", "claimed_at": now, "claim_token": token, "attempts": jobs.c.attempts + 1}
-    dialect = dialect_name(engine)
-    with engine.begin() as connection:
-        if dialect in ("postgresql", "sqlite"):
-            if dialect == "postgresql":
-                pick = pick.with_for_update(skip_locked=True)
-            row = connection.execute(
-                sa.update(jobs).where(jobs.c.id.in_(pick.scalar_subquery())).values(**mark).returning(*columns)
-            ).first()
-            if row is None:
-                return None
-            return ClaimedJob(row.id, row.handler, row.queue, row.payload, row.attempts, row.max_attempts, token)
-        row = connection.execute(
-            sa.select(*columns).where(*where).order_by(jobs.c.available_at, jobs.c.id).limit(1)
-            .with_for_update(skip_locked=dialect == "mysql")
-        ).first()
-        if row is None:
-            return None
-        connection.execute(sa.update(jobs).where(jobs.c.id == row.id).values(**mark))
-        return ClaimedJob(row.id, row.handler, row.queue, row.payload, row.attempts + 1, row.max_attempts, token)
+    rows = claims.claim(
+        state.engine(), jobs, (c.id, c.handler, c.queue, c.payload, c.attempts, c.max_attempts),
+        limit=1, now=now or clock.utcnow(), token=token, where=[c.queue.in_(list(queues))] if queues else [],
+        count_attempt=True,
+    )
+    if not rows:
+        return None
+    row = rows[0]
+    return ClaimedJob(row.id, row.handler, row.queue, row.payload, row.attempts, row.max_attempts, token)
 
 
 def resolve_handler(state: IndexNowState, name: str) -> Callable[[Any], Any]:
@@ -221,9 +181,7 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
 
 def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
     """Write the outcome of ``job`` (if we still own it); returns its status."""
-    jobs = state.models.job
     now = clock.utcnow()
-    ours = sa.and_(jobs.c.id == job.id, jobs.c.claim_token == job.token)
     released: dict[str, Any] = {"claimed_at": None, "claim_token": None}
     values: dict[str, Any]
     if error is None:
@@ -233,11 +191,7 @@ def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
     else:
         status = "pending"
         values = {"available_at": job_retry_at(state.settings, job.attempts, now), "last_error": error[:_ERROR_MAX], **released}
-    def write() -> int:
-        with state.engine().begin() as connection:
-            return int(connection.execute(sa.update(jobs).where(ours).values(status=status, **values)).rowcount)
-
-    owned = retrying(write)
+    owned = claims.settle(state.engine(), state.models.job, job.token, {"status": status, **values}, [job.id])
     if not owned:
         logger.warning("IndexNow: job %s finished after its claim was taken back; outcome not recorded", job.id)
         return "lost"
@@ -280,15 +234,9 @@ class _Lease:
         self.thread = threading.Thread(target=self._renew, name=f"indexnow-job-{job.id}-lease", daemon=True)
 
     def _renew(self) -> None:
-        table = self.table
         while not self.done.wait(self.every):
             try:
-                with self.engine.begin() as connection:
-                    connection.execute(
-                        sa.update(table)
-                        .where(table.c.id == self.job.id, table.c.claim_token == self.job.token)
-                        .values(claimed_at=clock.utcnow())
-                    )
+                claims.renew(self.engine, self.table, self.job.token, clock.utcnow(), [self.job.id])
             except Exception:
                 logger.warning("IndexNow: could not renew the claim of job %s", self.job.id, exc_info=True)
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from flask_indexnow import retry
-from flask_indexnow.delivery import worker
+from flask_indexnow import claims, retry
 
 from .conftest import ext, queue_rows, state_of
 
@@ -47,7 +46,7 @@ def test_a_transaction_refused_for_a_lock_is_run_again(make_app, endpoint, clock
             connection.execute(sa.update(queue).values(attempts=queue.c.attempts + 1))
             return "done"
 
-        assert worker._retrying(work, engine) == "done"
+        assert claims.run(engine, work) == "done"
     assert len(tries) == 2
     [row] = queue_rows(app)
     assert (row["attempts"], row["last_error"]) == (1, None)  # the failed try left nothing behind
@@ -63,7 +62,7 @@ def test_other_database_errors_are_not_retried(make_app, endpoint, clock):
 
     with app.app_context():
         try:
-            worker._retrying(work, state_of(app).engine())
+            claims.run(state_of(app).engine(), work)
         except sa.exc.DBAPIError as exc:
             assert not retry.is_transient(exc)
         else:  # pragma: no cover
