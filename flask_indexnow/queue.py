@@ -332,6 +332,13 @@ def enqueue_many(
     return result
 
 
+def _idle(session: Any) -> bool:
+    """Whether ``session`` has no transaction begun and no object added, changed or deleted."""
+    if isinstance(session, scoped_session):
+        session = session()
+    return not session.in_transaction() and not (session.new or session.dirty or session.deleted)
+
+
 #: What a write reports: the URLs written and the earliest time one of them is due.
 Written = tuple[list[str], "datetime | None"]
 
@@ -339,11 +346,21 @@ Written = tuple[list[str], "datetime | None"]
 def _write_in_session(
     state: IndexNowState, session: Any, write: Callable[[Any], Written], action: str, commit: bool
 ) -> Written:
-    """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them."""
+    """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them.
+
+    A session that holds nothing of the host's (no transaction begun, no
+    object added, changed or deleted) would commit only our rows: they are
+    then written in a short transaction of their own on the session's engine,
+    without the session's bookkeeping (a third of a single ``enqueue()``).
+    """
     try:
-        written = write(session)
-        if commit:
-            session.commit()
+        if commit and _idle(session):
+            with session.get_bind(mapper=state.models.Queue).begin() as connection:
+                written = write(connection)
+        else:
+            written = write(session)
+            if commit:
+                session.commit()
     except Exception as exc:
         if commit:
             session.rollback()

@@ -71,6 +71,10 @@ _FAST_RE = re.compile(
     r"(\?[!-\"$-~]+)?"  # query: printable ASCII but '#', not empty
     r"(#[^\x00-\x20\x7f]*)?"
 )
+#: The common URL already in its normalised form, the short cut of
+#: :func:`check_urls`: what :data:`_FAST_RE` takes with a lower-case host, a
+#: path, and neither port nor fragment.
+_NORMAL_RE = re.compile(r"https?://([a-z0-9.-]+)/[!-\"$->@-~]*(?:\?[!-\"$-~]+)?")
 #: A DNS name of ASCII letters, digits and hyphens whose last label starts with
 #: a letter (so it is no number).
 _FAST_HOST_RE = re.compile(
@@ -248,27 +252,26 @@ def check_urls(
     """:func:`check_url` for many URLs: the normalised URLs, their hosts, and the refused ones.
 
     The refused come as ``(str(input), reason)``, in input order. Built for
-    ``enqueue_many``: a URL that is already in its normalised form (the common
-    case: lower-case host, a path, no port, no fragment) costs one match and
-    one look-up of its host, which is judged once per call; every other URL
-    goes through :func:`check_url` itself, so the results are the same
+    ``enqueue_many``: a URL already in its normalised form (the common case:
+    :data:`_NORMAL_RE`) costs one match and one look-up of its host, which is
+    judged once per call, as the fast path judges it; every other URL goes
+    through :func:`check_url` itself, so the results are the same
     (``tests/core/test_url_fastpath.py`` proves it).
     """
     good: list[str] = []
     hosts: list[str] = []
     refused: list[tuple[str, str]] = []
-    fullmatch = _FAST_RE.fullmatch
-    judged: dict[str, str] = {}  # host as written -> its canonical form, "" when not for the short cut
+    fullmatch = _NORMAL_RE.fullmatch
+    judged: dict[str, str] = {}  # host -> itself when the short cut may take it, else ""
     for url in urls:
         match = fullmatch(url) if type(url) is str else None
         if match is not None:
-            text = match.string
-            _, raw, port, path, _, fragment = match.groups()
+            raw = match[1]
             host = judged.get(raw)
             if host is None:
                 host = judged[raw] = _judge_host(raw, allowed_hosts)
-            if host == raw and port is None and path is not None and fragment is None and len(text) <= MAX_URL_LENGTH:
-                good.append(text)
+            if host and len(match.string) <= MAX_URL_LENGTH:
+                good.append(match.string)
                 hosts.append(host)
                 continue
         try:
@@ -282,7 +285,7 @@ def check_urls(
 
 
 def _judge_host(raw: str, allowed_hosts: Collection[str] | None) -> str:
-    """``raw``'s canonical form if the short cut of :func:`check_urls` may take it, else ""."""
+    """``raw`` (lower case) if the short cut of :func:`check_urls` may take it, else ""."""
     host = _fast_host(raw)
     if host is None or (allowed_hosts is not None and host not in allowed_hosts):
         return ""
