@@ -332,11 +332,19 @@ def enqueue_many(
     return result
 
 
-def _idle(session: Any) -> bool:
-    """Whether ``session`` has no transaction begun and no object added, changed or deleted."""
+def _own_engine(state: IndexNowState, session: Any) -> sa.Engine | None:
+    """The engine to write on alone when ``session`` holds nothing of the host's, else None.
+
+    Nothing of the host's: no transaction begun, no object added, changed or
+    deleted, and the session bound to an engine (a session bound to a
+    connection shares that connection's transaction).
+    """
     if isinstance(session, scoped_session):
         session = session()
-    return not session.in_transaction() and not (session.new or session.dirty or session.deleted)
+    if session.in_transaction() or session.new or session.dirty or session.deleted:
+        return None
+    bind = session.get_bind(mapper=state.models.Queue)
+    return bind if isinstance(bind, sa.Engine) else None
 
 
 #: What a write reports: the URLs written and the earliest time one of them is due.
@@ -351,11 +359,12 @@ def _write_in_session(
     A session that holds nothing of the host's (no transaction begun, no
     object added, changed or deleted) would commit only our rows: they are
     then written in a short transaction of their own on the session's engine,
-    without the session's bookkeeping (a third of a single ``enqueue()``).
+    without the session's bookkeeping (a third of the CPU time of a single ``enqueue()``).
     """
     try:
-        if commit and _idle(session):
-            with session.get_bind(mapper=state.models.Queue).begin() as connection:
+        engine = _own_engine(state, session) if commit else None
+        if engine is not None:
+            with engine.begin() as connection:
                 written = write(connection)
         else:
             written = write(session)
