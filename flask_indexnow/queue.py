@@ -65,6 +65,10 @@ class Batch:
         return [Entry(url, host, self.action, self.available_at) for url, host in zip(self.urls, self.hosts)]
 
 
+#: What a write reports: the URLs written and the earliest time one of them is due.
+Written = tuple[list[str], "datetime | None"]
+
+
 @dataclass
 class EnqueueResult:
     """What :func:`enqueue_many` did: how many rows it wrote and what it refused."""
@@ -320,11 +324,10 @@ def enqueue_many(
     """Queue many URLs with set-based upserts; invalid ones are reported, not raised."""
     _check_action(action)
     result = EnqueueResult()
-    when = _due(action, available_at)
     checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts)
     if not state.settings.enabled or not checked:
         return result
-    batch = Batch(*_latest(checked, hosts), action, when)
+    batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))
     written, _ = _write_in_session(state, state.db.session, lambda executor: write_batch(state, executor, batch),
                                    action, commit)
     result.queued = len(written)
@@ -345,10 +348,6 @@ def _own_engine(state: IndexNowState, session: Any) -> sa.Engine | None:
         return None
     bind = session.get_bind(mapper=state.models.Queue)
     return bind if isinstance(bind, sa.Engine) else None
-
-
-#: What a write reports: the URLs written and the earliest time one of them is due.
-Written = tuple[list[str], "datetime | None"]
 
 
 def _write_in_session(

@@ -123,8 +123,8 @@ def upsert_urls(
 
     What ``enqueue_many`` writes, without a tuple per row: only host, URL and
     (where the database does not compute it) the URL's hash travel per row,
-    the rest is bound once per statement, and a statement takes as many rows
-    as the database allows (:func:`bulk_rows`). ``urls`` (``hosts`` are
+    the rest is bound once per statement, and a statement takes up to
+    :func:`bulk_rows` rows (10,000 on PostgreSQL). ``urls`` (``hosts`` are
     theirs) must not repeat. Rows are written engine by engine, each by URL:
     the lock order of every queue write (see ``queue.write_entries``), so two
     writers never deadlock. SQLite has one writer at a time and needs no order.
