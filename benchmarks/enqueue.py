@@ -70,8 +70,8 @@ def bulk(number: int, database_url: str, count: int, rounds: int) -> Figure:
     goal = BULK_GOALS.get(name, 1.5)
     return Figure(number, f"bulk enqueue_many of {count:,} URLs vs executemany INSERT ({name})",
                   ms(mine), ms(bare), ratio, f"<= {goal}", ratio <= goal,
-                  f"bulk enqueue ({name}): ours validates and normalises each URL, hashes it and upserts "
-                  "(last event wins); the floor inserts rows prepared beforehand.")
+                  f"bulk enqueue ({name}): ours validates and normalises each URL, hashes it (PostgreSQL: in "
+                  "SQL) and upserts (last event wins); the floor inserts rows prepared beforehand.")
 
 
 def single(number: int, database_url: str, count: int, rounds: int) -> Figure:

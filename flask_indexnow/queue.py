@@ -15,10 +15,10 @@ after INDEXNOW_MAX_ATTEMPTS.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, scoped_session
@@ -26,12 +26,11 @@ from sqlalchemy.orm import Session, scoped_session
 from . import clock, signals
 from .delivery import due, setsql
 from .engines import queue_engines
-from .errors import InvalidURLError
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
 from .state import IndexNowState, current_app_object
-from .urls import check_url
+from .urls import check_url, check_urls
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +38,7 @@ ACTIONS = ("update", "delete")
 _PENDING_KEY = "indexnow_pending_due"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One URL about to be queued."""
 
     url: str
@@ -48,6 +46,27 @@ class Entry:
     action: str
     available_at: datetime
     fingerprint: str | None = None
+
+
+@dataclass
+class Batch:
+    """URLs that share their action and due time, as parallel lists: no object per URL.
+
+    What :func:`enqueue_many` writes; ``hosts[i]`` is the host of ``urls[i]``,
+    and no URL comes twice.
+    """
+
+    urls: list[str]
+    hosts: list[str]
+    action: str
+    available_at: datetime
+
+    def entries(self) -> list[Entry]:
+        return [Entry(url, host, self.action, self.available_at) for url, host in zip(self.urls, self.hosts)]
+
+
+#: What a write reports: the URLs written and the earliest time one of them is due.
+Written = tuple[list[str], "datetime | None"]
 
 
 @dataclass
@@ -67,14 +86,22 @@ def make_entry(
     fingerprint: str | None = None,
 ) -> Entry:
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
+    _check_action(action)
+    checked = check_url(url, state.settings.allowed_hosts)
+    return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
+
+
+def _check_action(action: str) -> None:
     if action not in ACTIONS:
         raise ValueError(f"action must be 'update' or 'delete', got {action!r}")
-    checked = check_url(url, state.settings.allowed_hosts)
+
+
+def _due(action: str, available_at: datetime | date | None) -> datetime:
+    """When a row written now for ``action`` becomes due: never in the past."""
     now = clock.utcnow()
-    when = now if available_at is None else max(clock.as_utc(available_at), now)
-    if action == "delete":
-        when = now  # a removal never waits for a publication date
-    return Entry(checked.url, checked.host, action, when, fingerprint)
+    if available_at is None or action == "delete":  # a removal never waits for a publication date
+        return now
+    return max(clock.as_utc(available_at), now)
 
 
 def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry]) -> list[Entry]:
@@ -101,7 +128,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
         values = sorted(
             ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint, engine)
              for e in batch for engine in only.get((e.host, e.url), targets)),
-            key=_lock_order,  # one lock order: no deadlocks
+            key=_lock_order,  # one lock order for every writer (setsql.upsert_urls too): no deadlocks
         )
         for part in chunks(values, ROWS_PER_STATEMENT):
             setsql.upsert_queue(connection, table, part, now)
@@ -134,8 +161,36 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     return batch
 
 
-def _lock_order(values: setsql.QueueValues) -> tuple[str, str, str]:
-    return values[0], values[2], values[6]
+def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
+    """Engine, then URL (which names its host): the order every queue write locks its rows in."""
+    return values[6], values[1]
+
+
+def write_batch(state: IndexNowState, executor: Any, batch: Batch) -> Written:
+    """Upsert ``batch`` (no URL twice) through ``executor``: :func:`write_entries` without an object per URL.
+
+    Returns the URLs written and the earliest time one of them is due. The
+    fingerprint ledger (INDEXNOW_RESUBMIT_INTERVAL only: ``enqueue_many``
+    takes no fingerprints) and databases without a set-based path take
+    :func:`write_entries`. Nothing is committed here.
+    """
+    if not batch.urls:
+        return [], None
+    connection = _connection_of(state, executor)
+    if state.settings.resubmit_interval > 0 or dialect_name(connection) not in setsql.SUPPORTED:
+        written = write_entries(state, executor, batch.entries())
+        return [e.url for e in written], min((e.available_at for e in written), default=None)
+    setsql.upsert_urls(connection, state.models.queue, batch.urls, batch.hosts, batch.action, batch.available_at,
+                       queue_engines(state), clock.utcnow())
+    return batch.urls, batch.available_at
+
+
+def _latest(urls: list[str], hosts: list[str]) -> tuple[list[str], list[str]]:
+    """``urls`` without repeats, each where it last occurs (the order :func:`write_entries` keeps)."""
+    latest = dict(zip(reversed(urls), reversed(hosts)))  # a URL names its host: the URL is the key
+    if len(latest) == len(urls):
+        return urls, hosts
+    return list(reversed(latest)), list(reversed(latest.values()))
 
 
 def _connection_of(state: IndexNowState, executor: Any) -> Any:
@@ -194,7 +249,7 @@ def _apply_ledger(
             if interval and record.last_success_at is not None:
                 earliest = clock.as_utc(record.last_success_at) + interval
                 if earliest > entry.available_at:
-                    entry = replace(entry, available_at=earliest)
+                    entry = entry._replace(available_at=earliest)
         kept.append(entry)
     return kept
 
@@ -207,7 +262,11 @@ def after_write(state: IndexNowState, entries: list[Entry], session: Any | None)
     """
     if not entries:
         return
-    earliest = min(e.available_at for e in entries)
+    by_action = {action: [e.url for e in entries if e.action == action] for action in ACTIONS}
+    _announce(state, min(e.available_at for e in entries), by_action, session)
+
+
+def _announce(state: IndexNowState, earliest: datetime, by_action: dict[str, list[str]], session: Any | None) -> None:
     if session is not None:
         pending = session.info.get(_PENDING_KEY)
         session.info[_PENDING_KEY] = earliest if pending is None else min(pending, earliest)
@@ -215,7 +274,7 @@ def after_write(state: IndexNowState, entries: list[Entry], session: Any | None)
         due.lower(state, earliest)
     app = current_app_object()
     for action in ACTIONS:
-        urls = [e.url for e in entries if e.action == action]
+        urls = by_action.get(action)
         if urls:
             signals.send_signal(signals.url_enqueued, app, urls=urls, action=action)
 
@@ -245,9 +304,13 @@ def enqueue(
     if not state.settings.enabled:
         logger.debug("IndexNow is disabled: %s not queued", entry.url)
         return None
-    session = state.db.session
-    written = _write_in_session(state, session, [entry], commit)
-    return entry.url if written else None
+
+    def write(executor: Any) -> Written:
+        written = write_entries(state, executor, [entry])
+        return [e.url for e in written], min((e.available_at for e in written), default=None)
+
+    urls, _ = _write_in_session(state, state.db.session, write, action, commit)
+    return entry.url if urls else None
 
 
 def enqueue_many(
@@ -259,35 +322,62 @@ def enqueue_many(
     commit: bool = True,
 ) -> EnqueueResult:
     """Queue many URLs with set-based upserts; invalid ones are reported, not raised."""
-    if action not in ACTIONS:
-        raise ValueError(f"action must be 'update' or 'delete', got {action!r}")
+    _check_action(action)
     result = EnqueueResult()
-    entries = []
-    for url in urls:
-        try:
-            entries.append(make_entry(state, url, action, available_at))
-        except InvalidURLError as exc:
-            result.rejected.append((str(url), str(exc)))
-    if not state.settings.enabled or not entries:
+    checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts)
+    if not state.settings.enabled or not checked:
         return result
-    written = _write_in_session(state, state.db.session, entries, commit)
+    batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))
+    written, _ = _write_in_session(state, state.db.session, lambda executor: write_batch(state, executor, batch),
+                                   action, commit)
     result.queued = len(written)
-    result.unchanged = len({(e.host, e.url) for e in entries}) - len(written)
+    result.unchanged = len(batch.urls) - len(written)
     return result
 
 
-def _write_in_session(state: IndexNowState, session: Any, entries: list[Entry], commit: bool) -> list[Entry]:
+def _own_engine(state: IndexNowState, session: Any) -> sa.Engine | None:
+    """The engine to write on alone when ``session`` holds nothing of the host's, else None.
+
+    Nothing of the host's: no transaction begun, no object added, changed or
+    deleted, and the session bound to an engine (a session bound to a
+    connection shares that connection's transaction).
+    """
+    if isinstance(session, scoped_session):
+        session = session()
+    if session.in_transaction() or session.new or session.dirty or session.deleted:
+        return None
+    bind = session.get_bind(mapper=state.models.Queue)
+    return bind if isinstance(bind, sa.Engine) else None
+
+
+def _write_in_session(
+    state: IndexNowState, session: Any, write: Callable[[Any], Written], action: str, commit: bool
+) -> Written:
+    """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them.
+
+    A session that holds nothing of the host's (no transaction begun, no
+    object added, changed or deleted) would commit only our rows: they are
+    then written in a short transaction of their own on the session's engine,
+    without the session's bookkeeping (a third of the CPU time of a single ``enqueue()``).
+    """
     try:
-        written = write_entries(state, session, entries)
-        if commit:
-            session.commit()
+        engine = _own_engine(state, session) if commit else None
+        if engine is not None:
+            with engine.begin() as connection:
+                written = write(connection)
+        else:
+            written = write(session)
+            if commit:
+                session.commit()
     except Exception as exc:
         if commit:
             session.rollback()
         if is_missing_table(exc):
             raise tables_missing_error(state.prefix) from None
         raise
-    after_write(state, written, None if commit else session)
+    urls, earliest = written
+    if urls and earliest is not None:
+        _announce(state, earliest, {action: urls}, None if commit else session)
     return written
 
 

@@ -1,0 +1,91 @@
+"""SPEC §3: ``enqueue(commit=True)`` commits the host's ``db.session``, whatever it holds.
+
+A session with nothing of the host's in it is not needed for the write: the
+row goes in a short transaction of its own on the same engine (issue 11 §3).
+A session with work of its own (added, changed or deleted objects, an open
+transaction) is the one written in and committed, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask_sqlalchemy import SQLAlchemy
+
+from flask_indexnow import IndexNow
+
+from ..conftest import RUN_PREFIX, rows, site_table
+
+
+class Host:
+    def __init__(self, app: Flask, db: SQLAlchemy, note: Any) -> None:
+        self.app, self.db, self.Note = app, db, note
+
+    @property
+    def ext(self) -> IndexNow:
+        return self.app.extensions["indexnow"].extension  # type: ignore[no-any-return]
+
+    def notes_seen_from_outside(self) -> list[str]:
+        with self.db.engine.connect() as connection:
+            return sorted(connection.execute(sa.select(self.Note.__table__.c.text)).scalars())
+
+    def queued(self) -> list[str]:
+        return [r.url for r in rows(self.app)]
+
+
+@pytest.fixture
+def host(make_app) -> Iterator[Host]:
+    db = SQLAlchemy()
+
+    class Note(db.Model):  # type: ignore[name-defined]
+        __tablename__ = f"{RUN_PREFIX}enqueue_notes"
+        id = sa.Column(sa.Integer, primary_key=True)
+        text = sa.Column(sa.String(100), nullable=False)
+
+    app = make_app(db=db)
+    with app.app_context():
+        with site_table(db, Note):
+            yield Host(app, db, Note)
+
+
+def test_added_objects_are_committed_with_the_row(host: Host) -> None:
+    host.db.session.add(host.Note(text="added"))
+    host.ext.enqueue("https://example.com/a")
+    assert host.notes_seen_from_outside() == ["added"]
+    assert host.queued() == ["https://example.com/a"]
+
+
+def test_changed_and_flushed_work_is_committed_with_the_row(host: Host) -> None:
+    note = host.Note(text="first")
+    host.db.session.add(note)
+    host.db.session.commit()
+    note.text = "changed"  # dirty, no transaction begun yet
+    host.ext.enqueue("https://example.com/a")
+    assert host.notes_seen_from_outside() == ["changed"]
+    host.db.session.add(host.Note(text="flushed"))
+    host.db.session.flush()  # an open transaction
+    host.ext.enqueue_many(["https://example.com/b"])
+    assert host.notes_seen_from_outside() == ["changed", "flushed"]
+    assert host.queued() == ["https://example.com/a", "https://example.com/b"]
+
+
+def test_an_idle_session_stays_idle_and_usable(host: Host) -> None:
+    session = host.db.session()
+    host.ext.enqueue("https://example.com/a")
+    host.ext.enqueue_many(["https://example.com/b", "https://example.com/c"])
+    assert host.queued() == ["https://example.com/a", "https://example.com/b", "https://example.com/c"]
+    assert not session.in_transaction()
+    host.db.session.add(host.Note(text="later"))
+    host.db.session.commit()
+    assert host.notes_seen_from_outside() == ["later"]
+
+
+def test_commit_false_still_joins_the_transaction_of_an_idle_session(host: Host) -> None:
+    host.ext.enqueue("https://example.com/a", commit=False)
+    host.ext.enqueue_many(["https://example.com/b"], commit=False)
+    host.db.session.rollback()
+    assert host.queued() == []
