@@ -6,7 +6,7 @@ import hashlib
 import time
 from typing import Any
 
-from .harness import Figure, backend_name, ms, side_by_side
+from .harness import Figure, backend_name, interleave, median, ms, side_by_side
 from .site import Site, build, utcnow
 
 HOSTS = 20
@@ -105,9 +105,32 @@ def single(number: int, database_url: str, count: int, rounds: int) -> Figure:
             raw.close()
         return elapsed / count
 
+    def pooled() -> float:
+        """The floor as a library must do it: a connection from the pool for each INSERT + COMMIT.
+
+        Not the goal's floor; printed beside it, because a library cannot keep
+        one connection checked out between two calls of the site's code.
+        """
+        site.clear()
+        sql, rows = _bare_rows(site, _urls(next(tags), count))
+        engine = site.engine()
+        started = time.perf_counter()
+        for row in rows:
+            raw = engine.raw_connection()
+            try:
+                raw.cursor().execute(sql, row)
+                raw.commit()
+            finally:
+                raw.close()
+        return (time.perf_counter() - started) / count
+
     ours()  # warm up
-    mine, bare = side_by_side(ours, floor, rounds)
+    timings = interleave({"ours": ours, "floor": floor, "pooled": pooled}, rounds)
+    mine, bare, checked_out = (median(timings[name]) for name in ("ours", "floor", "pooled"))
     ratio = mine / bare
     name = backend_name(database_url)
     return Figure(number, f"single enqueue() vs one-row INSERT + COMMIT ({name})", ms(mine), ms(bare), ratio,
-                  "<= 1.4", ratio <= 1.4)
+                  "<= 1.4", ratio <= 1.4,
+                  f"single enqueue ({name}): the floor keeps one connection for every call; with a connection "
+                  f"from the pool per call (as any library must) it takes {ms(checked_out)}, "
+                  f"{checked_out / bare:.3f} x the floor, and ours is {mine / checked_out:.3f} x that.")
