@@ -309,7 +309,9 @@ def enqueue(
         written = write_entries(state, executor, [entry])
         return [e.url for e in written], min((e.available_at for e in written), default=None)
 
-    urls, _ = _write_in_session(state, state.db.session, write, action, commit)
+    # Without the ledger the write is one upsert statement, atomic on its own.
+    one_statement = fingerprint is None and state.settings.resubmit_interval <= 0
+    urls, _ = _write_in_session(state, state.db.session, write, action, commit, one_statement=one_statement)
     return entry.url if urls else None
 
 
@@ -350,8 +352,19 @@ def _own_engine(state: IndexNowState, session: Any) -> sa.Engine | None:
     return bind if isinstance(bind, sa.Engine) else None
 
 
+#: Where a single statement may run in autocommit: switching is a client-side
+#: setting on these drivers (on MySQL/MariaDB it would cost two round trips).
+_AUTOCOMMIT_DIALECTS = ("postgresql", "sqlite")
+
+
 def _write_in_session(
-    state: IndexNowState, session: Any, write: Callable[[Any], Written], action: str, commit: bool
+    state: IndexNowState,
+    session: Any,
+    write: Callable[[Any], Written],
+    action: str,
+    commit: bool,
+    *,
+    one_statement: bool = False,
 ) -> Written:
     """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them.
 
@@ -359,12 +372,19 @@ def _write_in_session(
     object added, changed or deleted) would commit only our rows: they are
     then written in a short transaction of their own on the session's engine,
     without the session's bookkeeping (a third of the CPU time of a single ``enqueue()``).
+    When ``write`` is ``one_statement``, that statement runs in autocommit
+    where switching costs no round trip: it is its own transaction, one round
+    trip instead of three (BEGIN, the upsert, COMMIT).
     """
     try:
         engine = _own_engine(state, session) if commit else None
         if engine is not None:
-            with engine.begin() as connection:
-                written = write(connection)
+            with engine.connect() as connection:
+                if one_statement and dialect_name(engine) in _AUTOCOMMIT_DIALECTS:
+                    written = write(connection.execution_options(isolation_level="AUTOCOMMIT"))
+                else:
+                    with connection.begin():
+                        written = write(connection)
         else:
             written = write(session)
             if commit:

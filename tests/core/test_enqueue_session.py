@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 
-from flask_indexnow import IndexNow
+from flask_indexnow import IndexNow, queue
 
 from ..conftest import RUN_PREFIX, rows, site_table
 
@@ -89,3 +89,43 @@ def test_commit_false_still_joins_the_transaction_of_an_idle_session(host: Host)
     host.ext.enqueue_many(["https://example.com/b"], commit=False)
     host.db.session.rollback()
     assert host.queued() == []
+
+
+def _queue_writes_in_autocommit(host: Host, work: Any) -> list[bool]:
+    """For each statement that wrote the queue while ``work()`` ran: was it sent in autocommit?"""
+    seen: list[bool] = []
+    queue = host.app.extensions["indexnow"].models.queue.name
+
+    def record(connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO") and queue in statement.split("(")[0]:
+            seen.append(connection.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
+
+    sa.event.listen(host.db.engine, "before_cursor_execute", record)
+    try:
+        work()
+    finally:
+        sa.event.remove(host.db.engine, "before_cursor_execute", record)
+    return seen
+
+
+def test_a_single_enqueue_on_an_idle_session_is_one_statement_in_autocommit(host: Host, backend: str) -> None:
+    # PostgreSQL and SQLite switch to autocommit on the client: one round trip instead of
+    # BEGIN, upsert, COMMIT. MySQL/MariaDB would pay two round trips to switch: a transaction.
+    seen = _queue_writes_in_autocommit(host, lambda: host.ext.enqueue("https://example.com/a"))
+    assert seen == [backend != "mariadb"]
+    assert host.queued() == ["https://example.com/a"]  # committed: seen from another connection
+
+
+def test_the_ledger_needs_a_transaction(host: Host) -> None:
+    # With a fingerprint the write reads the ledger first: several statements, one transaction.
+    state = host.app.extensions["indexnow"]
+    seen = _queue_writes_in_autocommit(host, lambda: queue.enqueue(state, "https://example.com/a", fingerprint="v1"))
+    assert seen == [False]
+    assert host.queued() == ["https://example.com/a"]
+
+
+def test_a_session_with_work_of_its_own_is_never_switched(host: Host) -> None:
+    host.db.session.add(host.Note(text="added"))
+    seen = _queue_writes_in_autocommit(host, lambda: host.ext.enqueue("https://example.com/a"))
+    assert seen == [False]
+    assert host.notes_seen_from_outside() == ["added"]
