@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -200,6 +203,8 @@ class AppFactory:
             with app.app_context():
                 state = app.extensions["indexnow"]
                 key = (str(db.engine.url), prefix)
+                if self.backend == "sqlite" and _sqlite_from_template(db.engine, state.models.tables):
+                    return app  # a fresh copy of the empty schema: nothing to create or clear
                 if self.backend == "sqlite" or key not in _created:
                     db.metadata.create_all(db.engine, tables=state.models.tables)
                     _created[key] = state.models.tables
@@ -246,6 +251,36 @@ def _all_checked_in(pool: sa.pool.Pool, wait: float = 5.0) -> bool:
     return True
 
 
+#: (table names) → an SQLite file holding just those tables, empty (made once per process).
+_sqlite_templates: dict[tuple[str, ...], Path] = {}
+
+
+def _sqlite_from_template(engine: sa.Engine, tables: list[sa.Table]) -> bool:
+    """Give a test's not-yet-created SQLite file the schema by copying an empty one.
+
+    ``create_all`` on a fresh file is one autocommitted (fsynced) statement per
+    table and index, about 20 of them: on a busy disk that was the larger part
+    of every SQLite test's set-up. The copy is the same schema, made by the
+    same ``create_all`` once per process. A file that already exists (a second
+    app of the same test) is left to ``create_all`` and ``_clear`` as before.
+    """
+    database = engine.url.database
+    if not database or database == ":memory:" or Path(database).exists():
+        return False
+    names = tuple(table.name for table in tables)
+    template = _sqlite_templates.get(names)
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="indexnow-schema-")) / "schema.db"
+        maker = sa.create_engine(f"sqlite:///{template}")
+        try:
+            tables[0].metadata.create_all(maker, tables=tables)
+        finally:
+            maker.dispose()
+        _sqlite_templates[names] = template
+    shutil.copyfile(template, database)
+    return True
+
+
 def _clear(engine: sa.Engine, tables: list[sa.Table]) -> None:
     with engine.begin() as connection:
         for table in tables:
@@ -275,7 +310,9 @@ def redis_url() -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Drop this run's tables from the shared servers."""
+    """Drop this run's tables from the shared servers (and the SQLite schema templates)."""
+    for template in _sqlite_templates.values():
+        shutil.rmtree(template.parent, ignore_errors=True)
     for (url, _prefix), tables in _created.items():
         if url.startswith("sqlite"):
             continue
