@@ -357,15 +357,33 @@ DB_FIXTURES = {"backend", "make_app", "app", "redis_url"}
 SKIP_BROWSER = os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
 
 
+_uses_hypothesis: dict[str, bool] = {}
+
+
+def _is_property_test(item: pytest.Item) -> bool:
+    """True for the tests of a module that uses Hypothesis (its tests run thousands of examples)."""
+    module = getattr(item, "module", None)
+    if module is None:
+        return False
+    if module.__name__ not in _uses_hypothesis:
+        _uses_hypothesis[module.__name__] = any(
+            getattr(value, "__module__", "").startswith("hypothesis") for value in vars(module).values()
+        )
+    return _uses_hypothesis[module.__name__]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the ``db`` tier (``-m "not db"`` is the fast tier); skip browser tests on request.
 
     ``INDEXNOW_SKIP_BROWSER=1`` is for a contributor without root (no Chromium):
     under ``CI=true`` it is ignored, CI must run the browser tests.
-    The ``slow`` tests go first (a stable sort): under pytest-xdist the longest
-    tests then overlap the many short ones instead of ending the run alone.
+    The ``slow`` tests go first, then the other scale tests (worker processes,
+    private servers), then the modules with property tests (thousands of
+    Hypothesis examples; a stable sort): under pytest-xdist the longest tests
+    then overlap the many short ones instead of ending the run alone.
     """
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, "scale" not in item.path.parts,
+                                 not _is_property_test(item)))
     for item in items:
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("db") is None:
             item.add_marker(pytest.mark.db)
