@@ -139,9 +139,10 @@ def beside(*args: str | os.PathLike[str]) -> Iterator[subprocess.Popen[str]]:
                                text=True)
     try:
         yield process
+    except BaseException:  # Ctrl-C or an error in the block: no report is awaited
+        process.kill()
+        raise
     finally:
-        if sys.exc_info()[0] is not None:
-            process.kill()
         output, _ = process.communicate()
         print(f"+ {' '.join(str(a) for a in args)}:\n{output}", end="" if output.endswith("\n") else "\n",
               flush=True)
