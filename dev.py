@@ -16,11 +16,13 @@ are for local runs only: under ``CI=true`` the browser tests always run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -119,9 +121,31 @@ def test(args: list[str]) -> int:
     if not no_browser and shutil.which("bash") and (ROOT / "scripts" / "install_browser.sh").exists():
         run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
     lint = run(BIN / "ruff", "check", ".", check=False)
-    types = run(BIN / "mypy", check=False)
-    code = run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env)
-    return _pytest_code(code) or lint or types
+    with beside(BIN / "mypy") as mypy:
+        code = run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env)
+    return _pytest_code(code) or lint or mypy.returncode
+
+
+@contextlib.contextmanager
+def beside(*args: str | os.PathLike[str]) -> Iterator[subprocess.Popen[str]]:
+    """Run a command while the block runs; print its output after the block's.
+
+    mypy on a clean clone (no cache: CI) keeps one core busy for some 20 s;
+    beside pytest it uses the time the workers wait on databases, sockets and
+    child processes, instead of adding its own to the run.
+    """
+    print("+", " ".join(str(a) for a in args), "(beside what follows; its report comes after)", flush=True)
+    process = subprocess.Popen([str(a) for a in args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        yield process
+    except BaseException:  # Ctrl-C or an error in the block: no report is awaited
+        process.kill()
+        raise
+    finally:
+        output, _ = process.communicate()
+        print(f"+ {' '.join(str(a) for a in args)}:\n{output}", end="" if output.endswith("\n") else "\n",
+              flush=True)
 
 
 def _pytest_code(code: int) -> int:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -200,6 +203,8 @@ class AppFactory:
             with app.app_context():
                 state = app.extensions["indexnow"]
                 key = (str(db.engine.url), prefix)
+                if self.backend == "sqlite" and _sqlite_from_template(db.engine, state.models.tables):
+                    return app  # a fresh copy of the empty schema: nothing to create or clear
                 if self.backend == "sqlite" or key not in _created:
                     db.metadata.create_all(db.engine, tables=state.models.tables)
                     _created[key] = state.models.tables
@@ -246,6 +251,36 @@ def _all_checked_in(pool: sa.pool.Pool, wait: float = 5.0) -> bool:
     return True
 
 
+#: (table names) → an SQLite file holding just those tables, empty (made once per process).
+_sqlite_templates: dict[tuple[str, ...], Path] = {}
+
+
+def _sqlite_from_template(engine: sa.Engine, tables: list[sa.Table]) -> bool:
+    """Give a test's not-yet-created SQLite file the schema by copying an empty one.
+
+    ``create_all`` on a fresh file is one autocommitted (fsynced) statement per
+    table and index, about 20 of them: on a busy disk that was the larger part
+    of every SQLite test's set-up. The copy is the same schema, made by the
+    same ``create_all`` once per process. A file that already exists (a second
+    app of the same test) is left to ``create_all`` and ``_clear`` as before.
+    """
+    database = engine.url.database
+    if not database or database == ":memory:" or Path(database).exists():
+        return False
+    names = tuple(table.name for table in tables)
+    template = _sqlite_templates.get(names)
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="indexnow-schema-")) / "schema.db"
+        maker = sa.create_engine(f"sqlite:///{template}")
+        try:
+            tables[0].metadata.create_all(maker, tables=tables)
+        finally:
+            maker.dispose()
+        _sqlite_templates[names] = template
+    shutil.copyfile(template, database)
+    return True
+
+
 def _clear(engine: sa.Engine, tables: list[sa.Table]) -> None:
     with engine.begin() as connection:
         for table in tables:
@@ -275,7 +310,9 @@ def redis_url() -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Drop this run's tables from the shared servers."""
+    """Drop this run's tables from the shared servers (and the SQLite schema templates)."""
+    for template in _sqlite_templates.values():
+        shutil.rmtree(template.parent, ignore_errors=True)
     for (url, _prefix), tables in _created.items():
         if url.startswith("sqlite"):
             continue
@@ -320,15 +357,33 @@ DB_FIXTURES = {"backend", "make_app", "app", "redis_url"}
 SKIP_BROWSER = os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
 
 
+_uses_hypothesis: dict[str, bool] = {}
+
+
+def _is_property_test(item: pytest.Item) -> bool:
+    """True for the tests of a module that uses Hypothesis (its tests run thousands of examples)."""
+    module = getattr(item, "module", None)
+    if module is None:
+        return False
+    if module.__name__ not in _uses_hypothesis:
+        _uses_hypothesis[module.__name__] = any(
+            getattr(value, "__module__", "").startswith("hypothesis") for value in vars(module).values()
+        )
+    return _uses_hypothesis[module.__name__]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the ``db`` tier (``-m "not db"`` is the fast tier); skip browser tests on request.
 
     ``INDEXNOW_SKIP_BROWSER=1`` is for a contributor without root (no Chromium):
     under ``CI=true`` it is ignored, CI must run the browser tests.
-    The ``slow`` tests go first (a stable sort): under pytest-xdist the longest
-    tests then overlap the many short ones instead of ending the run alone.
+    The ``slow`` tests go first, then the other scale tests (worker processes,
+    private servers), then the modules with property tests (thousands of
+    Hypothesis examples; a stable sort): under pytest-xdist the longest tests
+    then overlap the many short ones instead of ending the run alone.
     """
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, "scale" not in item.path.parts,
+                                 not _is_property_test(item)))
     for item in items:
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("db") is None:
             item.add_marker(pytest.mark.db)

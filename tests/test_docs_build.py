@@ -32,21 +32,35 @@ def require_sphinx() -> None:
     pytest.skip(message)
 
 
-def sphinx(builder: str, out: Path) -> subprocess.CompletedProcess[str]:
+def sphinx(builder: str, out: Path, doctrees: Path, *, fresh: bool) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    again = ["-E"] if fresh else []  # -E: read every page again, whatever ``doctrees`` holds
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-b", builder, str(DOCS), str(out)],
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", *again, "-d", str(doctrees), "-b", builder,
+         str(DOCS), str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 
 
-@pytest.mark.slow  # a Sphinx build: seconds, not the fast tier
-def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def doctrees(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One read of the sources for both builds: the HTML build reads every page (-E) into here,
+    the doctest build reuses what it read (the sources cannot change in between)."""
+    return tmp_path_factory.mktemp("doctrees")
+
+
+@pytest.fixture(scope="module")
+def html(doctrees: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_sphinx()
-    sphinx("html", tmp_path / "html")
-    html = tmp_path / "html"
+    out = tmp_path_factory.mktemp("html")
+    sphinx("html", out, doctrees, fresh=True)
+    return out
+
+
+@pytest.mark.slow  # a Sphinx build: seconds, not the fast tier
+def test_the_site_builds_with_warnings_as_errors(html: Path) -> None:
     configuration = (html / "configuration.html").read_text(encoding="utf-8")
     for key in DEFAULTS:  # the generated table has every key
         assert f'id="{key.lower().replace("_", "-")}"' in configuration, key
@@ -57,10 +71,9 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert (html / "changelog.html").read_text(encoding="utf-8").count("0.1.0") >= 1
 
 
-@pytest.mark.slow  # a Sphinx build
-def test_the_doctests_pass(tmp_path: Path) -> None:
-    require_sphinx()
-    sphinx("doctest", tmp_path / "doctest")
+@pytest.mark.slow  # a Sphinx build (on the pages the HTML build read)
+def test_the_doctests_pass(html: Path, doctrees: Path, tmp_path: Path) -> None:
+    sphinx("doctest", tmp_path / "doctest", doctrees, fresh=False)
     output = (tmp_path / "doctest" / "output.txt").read_text(encoding="utf-8")
     assert re.search(r"\b0 failures in tests", output) and not re.search(r"\b0 tests\b", output)
 

@@ -1,4 +1,4 @@
-"""Children for the concurrency tests, started with multiprocessing's "spawn".
+"""Children for the concurrency tests, started by multiprocessing's fork server (or "spawn").
 
 Each child builds its own app (tests.scheduling.worker_app) on the test's
 database and table prefix, waits at a shared barrier so that all of them hit
