@@ -127,7 +127,10 @@ def upsert_urls(
     :func:`bulk_rows` rows (10,000 on PostgreSQL). ``urls`` (``hosts`` are
     theirs) must not repeat. Rows are written engine by engine, each by URL:
     the lock order of every queue write (see ``queue.write_entries``), so two
-    writers never deadlock. SQLite has one writer at a time and needs no order.
+    writers never deadlock. On SQLite, with one writer at a time, the order
+    still matters: ids in URL order keep each host's rows together, so the
+    rows a pass claims (oldest ids first) span few hosts and go in few POSTs
+    (in input order, URLs that alternate between hosts would go one per POST).
     """
     if not urls:
         return
@@ -140,9 +143,8 @@ def upsert_urls(
             for part in chunks(rows, ROWS_PER_STATEMENT):
                 upsert_queue(connection, table, part, now)
         return
-    if dialect == "postgresql":
-        pairs = sorted(zip(urls, hosts))
-        urls, hosts = [url for url, _ in pairs], [host for _, host in pairs]
+    pairs = sorted(zip(urls, hosts))
+    urls, hosts = [url for url, _ in pairs], [host for _, host in pairs]
     in_sql = _hash_in_sql(connection)
     digests = [] if in_sql else _digests(urls)
     size = bulk_rows(connection)

@@ -41,6 +41,18 @@ def test_one_post_per_host_with_the_exact_body(make_app, endpoint, clock):
     assert queue_rows(app) == []
 
 
+def test_enqueue_many_keeps_each_hosts_rows_together(make_app, endpoint, clock):
+    # URLs that alternate between hosts: the rows are written in URL order, so the
+    # oldest rows a small pass claims are few hosts' (few POSTs), not one URL of each.
+    app = make_app(INDEXNOW_BATCH_SIZE=10)
+    hosts = [f"site{n}.example.com" for n in range(4)]
+    with app.app_context():
+        ext(app).enqueue_many([f"https://{hosts[n % 4]}/page/{n}" for n in range(40)])
+        result = ext(app).process_queue()
+    assert (result.claimed, result.requests) == (10, 1)
+    assert len(endpoint.received[0].json["urlList"]) == 10
+
+
 def test_key_location_template(make_app, endpoint, clock):
     app = make_app(INDEXNOW_KEY_LOCATION="https://static.{host}/keys/{key}.txt")
     with app.app_context():
