@@ -108,8 +108,8 @@ def post_batch(
     timeout_text = f"timeout after {budget:g}s"
     if deadline is not None and deadline < limit:
         limit = deadline
-        budget = max(0.0, round(deadline - time.monotonic(), 1))
-        timeout_text = f"no answer within the tick budget ({budget:g}s)"
+        budget = max(0.0, deadline - time.monotonic())  # exact: a rounded-down timeout ends before the deadline
+        timeout_text = f"no answer within the tick budget ({round(budget, 1):g}s)"
     with outbound.scope(limit, allow_private=settings.allow_private_endpoint) as rules:
         try:
             if budget <= 0:

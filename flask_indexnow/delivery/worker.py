@@ -52,6 +52,10 @@ logger = logging.getLogger(__name__)
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+#: Seconds of the tick's budget a POST needs at least to be started: with less
+#: left, its rows go back to ``pending`` unspent rather than spend an attempt on
+#: a request that cannot be answered in time.
+MIN_POST_TIME = 0.05
 #: A pass that leaves due rows behind refreshes the cached next-due time at most this often (seconds).
 DUE_REFRESH_EVERY = 10.0
 
@@ -241,7 +245,8 @@ def _give_back(state: IndexNowState, bind: Bind, token: str) -> int:
 
 
 def _out_of_time(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
+    """Too little of the tick's budget is left to start a POST (see :data:`MIN_POST_TIME`)."""
+    return deadline is not None and time.monotonic() + MIN_POST_TIME >= deadline
 
 
 @dataclass

@@ -16,7 +16,7 @@ from flask import Flask
 
 from flask_indexnow import IndexNow
 from flask_indexnow.config import DEFAULTS, MAX_TICK_BUDGET
-from flask_indexnow.delivery.worker import process_queue
+from flask_indexnow.delivery.worker import MIN_POST_TIME, process_queue
 from flask_indexnow.errors import ConfigurationError
 
 from ..conftest import rows
@@ -72,6 +72,21 @@ def test_rows_reached_after_the_deadline_are_given_back_without_a_post(make_app,
     assert silent.accepted() == 0
     assert {row.url: (row.available_at, row.attempts) for row in rows(app)} == before
     assert {row.status for row in rows(app)} == {"pending"}
+    assert rows(app, "History") == []
+
+
+def test_a_sliver_of_budget_starts_no_post_and_spends_no_attempt(make_app, silent):
+    # With less than MIN_POST_TIME left (here: a POST cut by the budget left 30 ms), a POST
+    # could only fail at once: the rows go back as they were instead of spending an attempt.
+    app = make_app(INDEXNOW_ENDPOINT=silent.url)
+    with app.app_context():
+        for host in HOSTS:
+            ext(app).enqueue(f"https://{host}/page")
+        before = {row.url: (row.available_at, row.attempts) for row in rows(app)}
+        deadline = time.monotonic() + MIN_POST_TIME * 0.6
+        result = process_queue(app.extensions["indexnow"], deadline=deadline)
+    assert (result.claimed, result.requests, result.released, result.retried) == (3, 0, 3, 0)
+    assert {row.url: (row.available_at, row.attempts) for row in rows(app)} == before
     assert rows(app, "History") == []
 
 
