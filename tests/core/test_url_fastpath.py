@@ -2,8 +2,8 @@
 
 The full check (``_full_check``) is the reference. For every input, ``check_url``
 (fast path first) must return the same normalised URL and host, or refuse with
-the same message; so must ``check_urls`` (``enqueue_many``'s short cut for URLs
-already in normal form), URL by URL. The generators aim at the edges of the fast path's pattern:
+the same message (``check_urls``, ``enqueue_many``'s short cut, is held to the
+same reference in test_url_batch_check.py). The generators aim at the edges of the fast path's pattern:
 Unicode and full-width hosts, hosts of digits and dots, ``xn--`` labels,
 percent-escapes, ports, IPv6, empty queries, fragments, lengths around the limit.
 """
@@ -16,14 +16,11 @@ from hypothesis import strategies as st
 
 from flask_indexnow import InvalidURLError
 from flask_indexnow.urls import (
-    _NORMAL_RE,
     MAX_INPUT_LENGTH,
     MAX_URL_LENGTH,
     _fast_check,
     _full_check,
-    _judge_host,
     check_url,
-    check_urls,
 )
 
 
@@ -190,51 +187,3 @@ def test_allow_list_refusals_are_the_same_on_both_paths(allowed) -> None:
                 check_url(value, allowed)
         else:
             assert outcome(lambda u: check_url(u, allowed), value) == expected
-
-
-def one_by_one(values: list[object], allowed: frozenset[str] | None) -> tuple[list[str], list[str], list[object]]:
-    """``check_urls``'s answer built from ``check_url``, the reference."""
-    good: list[str] = []
-    hosts: list[str] = []
-    refused: list[object] = []
-    for value in values:
-        try:
-            checked = check_url(value, allowed)
-        except InvalidURLError as exc:
-            refused.append((str(value), str(exc)))
-        else:
-            good.append(checked.url)
-            hosts.append(checked.host)
-    return good, hosts, refused
-
-
-normal = st.builds(  # already in normal form, or one edge away from it
-    lambda sch, h, path, q: f"{sch}{h}{path}{q}",
-    st.sampled_from(["https://", "http://"]),
-    ascii_name(),
-    st.one_of(st.just("/"), printable.map(lambda t: "/" + t), st.just("")),
-    st.one_of(st.just(""), st.just("?"), printable.map(lambda t: "?" + t)),
-)
-allow_lists = st.sampled_from([None, frozenset(), frozenset({"example.com", "www.example.com", "a.b.com"})])
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(normal, normal, fastish, url(), common, st.integers(), st.none()), max_size=12),
-       allow_lists)
-@example(["https://example.com/a", "https://example.com/a", "https://EXAMPLE.com/a", 7], None)
-@example(["https://example.com/" + "p" * (MAX_URL_LENGTH - len("https://example.com/") + 1)], None)
-@example(["https://a.localhost/", "https://xn--bcher-kva.example/", "https://example.123/"], None)
-@example(["https://example.com/", "https://other.example.org/"], frozenset({"example.com"}))
-def test_check_urls_equals_check_url_one_by_one(values: list[object], allowed: frozenset[str] | None) -> None:
-    good, hosts, refused = check_urls(values, allowed)
-    assert (good, hosts, refused) == one_by_one(values, allowed)
-
-
-def test_the_short_cut_takes_the_common_urls() -> None:
-    """Otherwise the property above would prove nothing about it."""
-    for value in ["https://www.example.com/articles/1?page=2", "http://example.org/", "https://r4---sn-x.example.com/x"]:
-        match = _NORMAL_RE.fullmatch(value)
-        assert match is not None and _judge_host(match[1], None) == match[1], value
-    for value in ["https://Example.com/", "https://example.com", "https://example.com:8443/", "https://example.com/#a",
-                  "https://example.com/p?"]:
-        assert _NORMAL_RE.fullmatch(value) is None, value
