@@ -67,9 +67,11 @@ def scaling(number: int, database_url: str, urls: int, rounds: int, workers: int
         many, one = side_by_side(lambda: run(workers), lambda: run(1), rounds)
     speedup = one / many
     where = "2 engines of 20 ms each" if engines > 1 else "20 ms endpoint"
+    # Issue 11 keeps 3.5x for one engine; two engines double every pass's POSTs on the same two cores.
+    goal = 2.5 if engines > 1 else 3.5
     return Figure(
         number, f"scaling: {workers} workers vs 1, {urls:,} URLs, {where} (postgresql)",
-        f"{urls / many:,.0f} URLs/s", f"{urls / one:,.0f} URLs/s", speedup, ">= 2.5x", speedup >= 2.5,
+        f"{urls / many:,.0f} URLs/s", f"{urls / one:,.0f} URLs/s", speedup, f">= {goal}x", speedup >= goal,
         f"scaling: throughput of {workers} worker processes over one (ratio shown is the speed-up); "
         f"INDEXNOW_BATCH_SIZE={BATCH}.",
     )
