@@ -35,7 +35,7 @@ class Sizes:
     save_rounds: int = 7
     saves: int = 20
     delivery_urls: int = 20_000
-    delivery_rounds: int = 3
+    delivery_rounds: int = 5
     flat_big: int = 1_000_000
     flat_small: int = 10_000
     flat_due: int = 1_000
@@ -45,7 +45,7 @@ class Sizes:
     single_count: int = 300
     single_rounds: int = 5
     scaling_urls: int = 20_000
-    scaling_rounds: int = 3
+    scaling_rounds: int = 5
     memory_urls: int = 10_000
     last_seen_rounds: int = 15
     last_seen_requests: int = 200

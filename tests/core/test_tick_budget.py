@@ -22,7 +22,9 @@ from flask_indexnow.errors import ConfigurationError
 from ..conftest import rows
 from ..silent_server import SilentServer
 
-BUDGET = 0.5
+#: Long enough for a tick's own start (a fresh engine's first connection, the claim) on a loaded
+#: machine: with less than MIN_POST_TIME left after it, no POST would start at all.
+BUDGET = 1.5
 HOSTS = ["a.example.com", "b.example.com", "c.example.com"]
 
 
@@ -46,7 +48,7 @@ def test_a_tick_returns_within_its_budget_and_gives_unsent_rows_back(make_app, s
         result = ext(app).tick()
         took = time.monotonic() - started
     # Without the budget: three POSTs of 5 s each. A generous bound, far below that.
-    assert took < 3, took
+    assert took < BUDGET + 2, took
     assert (result.claimed, result.requests, result.retried, result.released) == (3, 1, 1, 2)
     assert silent.accepted() == 1
     after = rows(app)
