@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,6 +32,11 @@ from .state import IndexNowState
 
 #: The ``engine`` of a row meant for the first (or only) configured engine.
 DEFAULT_ENGINE = ""
+
+
+def endpoint_digest(endpoint: str) -> str:
+    """A short, fixed-width name for ``endpoint`` in cache keys (its pause, budget and 403 streaks)."""
+    return hashlib.sha256(endpoint.encode("utf-8")).hexdigest()[:16]
 
 
 def endpoints(state: IndexNowState) -> tuple[str, ...]:

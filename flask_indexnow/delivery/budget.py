@@ -16,13 +16,13 @@ processes together exceed the budget for a while; it never stops delivery.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from .. import clock
+from ..engines import endpoint_digest
 from ..state import IndexNowState
 from .breaker import CacheUnavailable
 
@@ -54,17 +54,24 @@ def window_end(window: int) -> datetime:
 
 
 def _key(state: IndexNowState, endpoint: str, window: int) -> str:
-    digest = hashlib.sha256(endpoint.encode("utf-8")).hexdigest()[:16]
-    return state.cache_key(f"{_KEY}{digest}:{window}")
+    return state.cache_key(f"{_KEY}{endpoint_digest(endpoint)}:{window}")
 
 
-def take(state: IndexNowState, endpoint: str) -> datetime | None:
-    """Spend one POST of ``endpoint``'s budget: None when it may be sent now, else when the next window opens."""
+def _current(state: IndexNowState, endpoint: str) -> tuple[int, int, str] | None:
+    """The limit, the current window and its cache key for ``endpoint``; None without a budget."""
     limit = state.settings.requests_per_minute
     if limit is None:
         return None
     window = _window()
-    key = _key(state, endpoint, window)
+    return limit, window, _key(state, endpoint, window)
+
+
+def take(state: IndexNowState, endpoint: str) -> datetime | None:
+    """Spend one POST of ``endpoint``'s budget: None when it may be sent now, else when the next window opens."""
+    current = _current(state, endpoint)
+    if current is None:
+        return None
+    limit, window, key = current
     try:
         count = _increment(state, key)
     except CacheUnavailable:
@@ -101,11 +108,10 @@ def _local_increment(state: IndexNowState, key: str, window: int) -> int:
 
 def usage(state: IndexNowState, endpoint: str) -> Usage | None:
     """``endpoint``'s budget in the current window (None without a budget); the cache is only read."""
-    limit = state.settings.requests_per_minute
-    if limit is None:
+    current = _current(state, endpoint)
+    if current is None:
         return None
-    window = _window()
-    key = _key(state, endpoint, window)
+    limit, window, key = current
     try:
         value = state.guarded_cache.get(key)
     except CacheUnavailable:

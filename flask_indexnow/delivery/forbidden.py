@@ -16,7 +16,6 @@ never stop a delivery.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from cachelib import RedisCache
 
+from ..engines import endpoint_digest
 from ..state import IndexNowState
 from .breaker import CacheUnavailable
 from .endpoint import Answer
@@ -47,8 +47,7 @@ class Streak:
 
 def _key(state: IndexNowState, host: str) -> str:
     """Per endpoint and host: another engine (or a new endpoint) starts its own count."""
-    digest = hashlib.sha256(state.settings.endpoint.encode("utf-8")).hexdigest()[:16]
-    return state.cache_key(f"{_KEY}{digest}:{host}")
+    return state.cache_key(f"{_KEY}{endpoint_digest(state.settings.endpoint)}:{host}")
 
 
 def _marker(key: str) -> str:

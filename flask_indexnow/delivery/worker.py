@@ -13,7 +13,6 @@ that no longer owns it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import operator
 import secrets
@@ -539,5 +538,4 @@ def _read_pause(state: IndexNowState, value: Any) -> tuple[float, int] | None:
 
 def _pause_key(state: IndexNowState) -> str:
     """One pause per endpoint, shared by every process that uses the same cache."""
-    digest = hashlib.sha256(state.settings.endpoint.encode("utf-8")).hexdigest()[:16]
-    return state.cache_key(_PAUSE_KEY + digest)
+    return state.cache_key(_PAUSE_KEY + engines.endpoint_digest(state.settings.endpoint))
