@@ -132,9 +132,25 @@ def endpoint() -> Iterator[EndpointServer]:
     server.stop()
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Give ``backend`` its databases: SQLite, or all three where behaviour differs by database.
+
+    A test that reaches a database (through ``make_app``, ``app`` or
+    ``backend`` itself) runs on SQLite. ``@pytest.mark.every_backend`` (or a
+    module's ``pytestmark``) runs it on PostgreSQL and MariaDB as well: the
+    tests of what each database does its own way (upserts, claims, locks,
+    transactions, DDL, datetimes, column sizes). Logic that reads and writes
+    through those same paths needs no second and third run. A test may also
+    name its own list with ``@pytest.mark.parametrize("backend", [...])``.
+    """
+    if "backend" not in metafunc.fixturenames:
+        return
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0]
+        if "backend" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return
+    every = metafunc.definition.get_closest_marker("every_backend") is not None
+    metafunc.parametrize("backend", BACKENDS if every else ["sqlite"])
 
 
 #: (database URL, prefix) → the tables made there, dropped at the end of the run.

@@ -14,7 +14,6 @@ from flask_indexnow.state import get_state
 from .conftest import KEY
 from .file_server import File, FileServer, closed_port, silent_port
 
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
 TEXT = {"Content-Type": "text/plain; charset=utf-8"}
 
 
@@ -39,7 +38,6 @@ def codes(result):
     return [problem.code for problem in result.problems]
 
 
-@sqlite_only
 @pytest.mark.parametrize("body", [KEY.encode(), KEY.encode() + b"\n", b"\xef\xbb\xbf" + KEY.encode() + b"\r\n"])
 def test_good_key_file(make_app, files, body):
     files.files[f"/{KEY}.txt"] = File(body, headers=TEXT)
@@ -48,7 +46,6 @@ def test_good_key_file(make_app, files, body):
     assert (result.url, result.http_status) == (files.url(f"/{KEY}.txt"), 200)
 
 
-@sqlite_only
 def test_what_the_extension_serves_passes(make_app, files):
     app = make_app()
     served = app.test_client().get(f"/{KEY}.txt", base_url="https://example.com")
@@ -58,7 +55,6 @@ def test_what_the_extension_serves_passes(make_app, files):
     assert result.ok, result.problems
 
 
-@sqlite_only
 def test_missing_key_file(make_app, files):
     [result] = check(key_app(make_app), files.netloc)
     assert codes(result) == ["missing"]
@@ -67,7 +63,6 @@ def test_missing_key_file(make_app, files):
     assert f"{KEY}.txt" in result.problems[0].fix
 
 
-@sqlite_only
 def test_wrong_content(make_app, files):
     files.files[f"/{KEY}.txt"] = File(b"0123456789abcdef", headers=TEXT)
     [result] = check(key_app(make_app), files.netloc)
@@ -75,14 +70,12 @@ def test_wrong_content(make_app, files):
     assert f"expected the key {KEY!r}, got '0123456789abcdef'" in result.problems[0].message
 
 
-@sqlite_only
 def test_key_with_other_text_is_wrong_content(make_app, files):
     files.files[f"/{KEY}.txt"] = File(f"key: {KEY}".encode(), headers=TEXT)
     [result] = check(key_app(make_app), files.netloc)
     assert codes(result) == ["wrong_content"]
 
 
-@sqlite_only
 def test_wrong_content_type(make_app, files):
     files.files[f"/{KEY}.txt"] = File(KEY.encode(), headers={"Content-Type": "application/octet-stream"})
     [result] = check(key_app(make_app), files.netloc)
@@ -90,14 +83,12 @@ def test_wrong_content_type(make_app, files):
     assert "text/plain" in result.problems[0].fix
 
 
-@sqlite_only
 def test_soft_404_page_has_both_problems(make_app, files):
     files.files[f"/{KEY}.txt"] = File(b"<html>Page not found</html>", headers={"Content-Type": "text/html"})
     [result] = check(key_app(make_app), files.netloc)
     assert codes(result) == ["wrong_content_type", "wrong_content"]
 
 
-@sqlite_only
 def test_redirect_is_a_problem_and_not_followed(make_app, files):
     files.files[f"/{KEY}.txt"] = File(b"", 301, {"Location": f"/elsewhere/{KEY}.txt"})
     files.files[f"/elsewhere/{KEY}.txt"] = File(KEY.encode(), headers=TEXT)
@@ -107,7 +98,6 @@ def test_redirect_is_a_problem_and_not_followed(make_app, files):
     assert files.requested == [f"/{KEY}.txt"]
 
 
-@sqlite_only
 @pytest.mark.parametrize(("status", "code"), [(403, "blocked"), (401, "blocked"), (500, "http_error"), (410, "http_error")])
 def test_other_statuses(make_app, files, status, code):
     files.files[f"/{KEY}.txt"] = File(b"no", status, TEXT)
@@ -116,7 +106,6 @@ def test_other_statuses(make_app, files, status, code):
     assert result.http_status == status
 
 
-@sqlite_only
 def test_unreachable(make_app):
     app = key_app(make_app, INDEXNOW_TIMEOUT=0.3)
     [refused] = check(app, f"127.0.0.1:{closed_port()}")
@@ -128,7 +117,6 @@ def test_unreachable(make_app):
     assert "no answer within 0.3s" in silent.problems[0].message
 
 
-@sqlite_only
 def test_private_host_refused_unless_allowed(make_app, files):
     files.files[f"/{KEY}.txt"] = File(KEY.encode(), headers=TEXT)
     [result] = check(key_app(make_app, INDEXNOW_ALLOW_PRIVATE_ENDPOINT=False), files.netloc)
@@ -138,7 +126,6 @@ def test_private_host_refused_unless_allowed(make_app, files):
     assert files.requested == []
 
 
-@sqlite_only
 def test_bad_host_and_missing_key(make_app):
     [bad] = check(key_app(make_app), "exa mple.com/x")
     assert codes(bad) == ["invalid_host"]
@@ -180,7 +167,6 @@ def invoke(app, *args):
     return app.test_cli_runner().invoke(args=["indexnow", "key", "check", *args])
 
 
-@sqlite_only
 def test_command_all_good(make_app, files):
     files.files[f"/{KEY}.txt"] = File(KEY.encode(), headers=TEXT)
     result = invoke(key_app(make_app), "--host", files.netloc)
@@ -188,7 +174,6 @@ def test_command_all_good(make_app, files):
     assert result.output == f"[ok ] {files.netloc}: {files.url(f'/{KEY}.txt')} serves the key\n"
 
 
-@sqlite_only
 def test_command_reports_problems_and_exits_1(make_app, files):
     files.files[f"/{KEY}.txt"] = File(KEY.encode(), headers=TEXT)
     dead = f"127.0.0.1:{closed_port()}"
@@ -202,7 +187,6 @@ def test_command_reports_problems_and_exits_1(make_app, files):
     assert "Traceback" not in result.output
 
 
-@sqlite_only
 def test_command_without_hosts(make_app):
     result = invoke(key_app(make_app))
     assert result.exit_code == 1

@@ -14,7 +14,6 @@ from .file_server import File, FileServer
 from .pretend_network import PRIVATE_ANSWERS, PUBLIC, Network, network_fixture  # noqa: F401 (the fixture)
 from .raw_server import RawServer, reply
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 TEXT = {"Content-Type": "text/plain; charset=utf-8"}
 #: What a hostile server puts in a header or body: a terminal-title OSC sequence, CR/LF and a
 #: forged "[ok ]" line (in a header: a folded continuation line, which HTTP parsers keep in the

@@ -12,7 +12,6 @@ from .conftest import KEY
 from .endpoint_server import Reply
 from .sitemap.helpers import urlset
 
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
 OSC = "\x1b]0;pwned\x07"
 
 
@@ -32,7 +31,6 @@ def test_safe_text(raw, shown):
     assert safe_text(raw) == shown
 
 
-@sqlite_only
 def test_an_endpoint_error_body_is_stored_safely(make_app, endpoint):
     endpoint.default = Reply(400, {"Content-Type": "text/plain"}, f"bad{OSC}\r\n[ok ] fine\u202e".encode())
     app = make_app()
@@ -41,7 +39,6 @@ def test_an_endpoint_error_body_is_stored_safely(make_app, endpoint):
     assert answer.error == "HTTP 400: bad ]0;pwned [ok ] fine"
 
 
-@sqlite_only
 def test_an_endpoint_redirect_location_is_stored_safely(make_app, endpoint):
     endpoint.default = Reply(302, {"Location": f"https://x.example/{OSC}\r\n [ok ] forged"})
     app = make_app()
@@ -51,7 +48,6 @@ def test_an_endpoint_redirect_location_is_stored_safely(make_app, endpoint):
     assert answer.error.startswith("HTTP 302 redirect to https://x.example/ ]0;pwned [ok ] forged")
 
 
-@sqlite_only
 def test_rejected_sitemap_urls_are_printed_safely(make_app, tmp_path):
     sitemap = tmp_path / "sitemap.xml"
     sitemap.write_bytes(urlset("https://example.com/ok", "javascript:\u202e\x85alert(1)//\u2028[ok ] queued"))

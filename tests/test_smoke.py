@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import pytest
+
 from flask_indexnow import IndexNow
 
 from .conftest import rows
+
+pytestmark = pytest.mark.every_backend  # the whole path once on each database
 
 
 def test_enqueue_and_deliver(make_app, endpoint, clock):

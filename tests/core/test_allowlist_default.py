@@ -43,7 +43,6 @@ def test_nothing_configured_refuses_every_url_naming_the_settings(make_app) -> N
     assert rows(app) == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_a_forged_host_header_queues_nothing_by_default(make_app) -> None:
     app = site(make_app(INDEXNOW_ALLOWED_HOSTS=None))
     client = app.test_client()
@@ -52,7 +51,6 @@ def test_a_forged_host_header_queues_nothing_by_default(make_app) -> None:
     assert rows(app) == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_base_url_is_enough_to_close_the_list(make_app) -> None:
     app = site(make_app(INDEXNOW_BASE_URL="https://www.example.com/"))
     client = app.test_client()
@@ -93,7 +91,6 @@ def test_star_opts_out_explicitly(star: object) -> None:
         check_url("http://10.0.0.1/", settings.allowed_hosts)  # the address rules still hold
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_star_queues_any_public_host(make_app) -> None:
     app = make_app(INDEXNOW_ALLOWED_HOSTS="*")
     with app.app_context():
@@ -116,7 +113,6 @@ def check(data: dict) -> dict:
     return next(c for c in data["checks"] if c["name"] == "allowed_hosts")
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize(
     ("config", "says"),
     [({"INDEXNOW_ALLOWED_HOSTS": "*"}, "The host allow-list is open (INDEXNOW_ALLOWED_HOSTS = *)"),
@@ -138,7 +134,6 @@ def test_status_page_and_cli_say_needs_attention(make_app, config: dict, says: s
         data["checks"]
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_a_closed_list_is_working(make_app) -> None:
     app = make_app(INDEXNOW_ALLOWED_HOSTS=["www.example.com", "example.com"])
     data = status(app)

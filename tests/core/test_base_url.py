@@ -155,7 +155,6 @@ def test_a_broken_cache_never_reaches_the_sender(make_app) -> None:
         assert site.app.test_client().get("/indexnow/status.json").get_json()["skipped_events_24h"] is None
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize(("value", "expected"), [
     (None, None), ("", None), ("https://www.example.org", BASE), ("https://WWW.Example.org/", BASE),
     ("http://example.org:8080", "http://example.org:8080"),
@@ -164,7 +163,6 @@ def test_valid_base_urls(backend: str, value: Any, expected: Any) -> None:
     assert load_settings({"INDEXNOW_BASE_URL": value}).base_url == expected
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize("value", [
     "www.example.org", "ftp://example.org", "https://", "https://example.org/blog",
     "https://user:pw@example.org", "https://example.org/?a=1", "https://example.org:99999", 42,

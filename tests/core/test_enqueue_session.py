@@ -20,6 +20,8 @@ from flask_indexnow import IndexNow, queue
 
 from ..conftest import RUN_PREFIX, rows, site_table
 
+pytestmark = pytest.mark.every_backend  # transactions and autocommit differ by database
+
 
 class Host:
     def __init__(self, app: Flask, db: SQLAlchemy, note: Any) -> None:

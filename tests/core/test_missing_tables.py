@@ -19,6 +19,8 @@ from flask_indexnow.missing import is_missing_table
 
 from ..conftest import RUN_PREFIX, AppFactory
 
+pytestmark = pytest.mark.every_backend  # each driver words a missing table its own way
+
 HINT = "run `flask indexnow init-db`"
 
 

@@ -12,6 +12,8 @@ from flask_indexnow import IndexNow, InvalidURLError
 
 from ..conftest import rows
 
+pytestmark = pytest.mark.every_backend  # each database has its own upsert
+
 
 def ext(app: Flask) -> IndexNow:
     return app.extensions["indexnow"].extension  # type: ignore[no-any-return]

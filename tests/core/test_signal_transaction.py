@@ -21,6 +21,8 @@ from flask_indexnow import signals
 
 from ..conftest import RUN_PREFIX, rows, site_table
 
+pytestmark = pytest.mark.every_backend  # locks and transactions differ by database
+
 
 class Host:
     def __init__(self, app: Flask, db: SQLAlchemy, note: Any) -> None:

@@ -47,12 +47,14 @@ def test_published_and_unpublished(app: Flask) -> None:
     assert (third.id, third.action) == (first.id, "update")  # last event wins, same row
 
 
+@pytest.mark.every_backend
 def test_future_publication_waits(app: Flask, clock) -> None:
     later = clock.now + timedelta(days=2)
     signals.resource_published.send(app, url="https://example.com/a", published_at=later)
     assert only_row(app).available_at == later
 
 
+@pytest.mark.every_backend
 def test_naive_published_at_is_utc(app: Flask, clock) -> None:
     later = clock.now + timedelta(hours=5)
     signals.resource_published.send(app, url="https://example.com/a", published_at=later.replace(tzinfo=None))
@@ -116,7 +118,6 @@ def test_watched_resource_supplies_url_and_state(app: Flask, clock) -> None:
     ],
 )
 # Checking a signal's arguments is Python, before any query: SQLite is enough.
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_odd_arguments_are_logged_and_skipped(app: Flask, kwargs: dict, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="flask_indexnow"):
         signals.resource_saved.send(app, **kwargs)  # never raises into the sender
@@ -144,7 +145,6 @@ def test_a_failing_url_function_does_not_raise(app: Flask, caplog: pytest.LogCap
     assert "could not be read" in caplog.text
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize("sender", [None, "app", object()])
 def test_sender_must_be_an_app_with_the_extension(app: Flask, sender: object, caplog) -> None:
     signals.resource_saved.send(sender, url="https://example.com/a")

@@ -15,6 +15,8 @@ from flask_indexnow import IndexNow
 
 from ..conftest import RUN_PREFIX, rows
 
+pytestmark = pytest.mark.every_backend  # flush and bulk-write behaviour differ by database
+
 
 class Site:
     def __init__(self, app: Flask, db: SQLAlchemy, page: Any) -> None:

@@ -15,6 +15,8 @@ import sqlalchemy as sa
 
 from .blog import Blog, close_blog, make_blog
 
+pytestmark = pytest.mark.every_backend  # flush and bulk-write behaviour differ by database
+
 Watch = Callable[[Any, Any], None]
 
 #: Each kind of reader: how ``url`` and ``published`` are read.

@@ -15,6 +15,8 @@ from ..endpoint_server import Reply
 from ..paused import paused_after
 from .conftest import ext, history_rows, queue_rows, state_of
 
+pytestmark = pytest.mark.every_backend  # claims and row locks differ by database
+
 THREADS = 4
 
 

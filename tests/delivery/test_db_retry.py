@@ -7,11 +7,14 @@ claim retry a transaction the database refused for a transient reason.
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from flask_indexnow import claims, retry
 
 from .conftest import ext, queue_rows, state_of
+
+pytestmark = pytest.mark.every_backend  # each database refuses a lock its own way
 
 
 def _locked_update(connection, queue, backend: str) -> None:

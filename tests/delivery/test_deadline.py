@@ -24,7 +24,6 @@ from ..pretend_network import Network, network_fixture  # noqa: F401 (the fixtur
 from ..raw_server import RawServer, reply, self_signed, trickled
 from .conftest import ext, queue_rows
 
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
 PARTS = ["status", "headers", "body"]
 TIMEOUT = 1.0
 
@@ -42,7 +41,6 @@ def timed(fn, *args, **kwargs):
     return result, time.monotonic() - started
 
 
-@sqlite_only
 @pytest.mark.parametrize("part", ["status", "headers"])
 def test_post_returns_within_its_timeout(make_app, raw, part):
     raw.answer = trickled(reply("200 OK", {"X-Padding": "x" * 40}), part)
@@ -54,7 +52,6 @@ def test_post_returns_within_its_timeout(make_app, raw, part):
     assert len(raw.requested) == 1
 
 
-@sqlite_only
 def test_post_with_a_trickled_body_keeps_the_answer_it_got(make_app, raw):
     # The status line came: the engine has answered. The body is not waited for.
     raw.answer = trickled(reply("200 OK", body=b"x" * 200), "body")
@@ -65,7 +62,6 @@ def test_post_with_a_trickled_body_keeps_the_answer_it_got(make_app, raw):
     assert (answer.outcome, answer.http_status) == ("success", 200)
 
 
-@sqlite_only
 def test_post_error_with_a_trickled_body_is_cut_at_the_deadline(make_app, raw):
     raw.answer = trickled(reply("503 Busy", body=b"y" * 200), "body")
     app = make_app(INDEXNOW_ENDPOINT=raw.url("/indexnow"), INDEXNOW_TIMEOUT=TIMEOUT)
@@ -75,7 +71,6 @@ def test_post_error_with_a_trickled_body_is_cut_at_the_deadline(make_app, raw):
     assert (answer.outcome, answer.http_status) == ("retry", 503)
 
 
-@sqlite_only
 def test_the_callers_deadline_cuts_a_longer_timeout(make_app, raw):
     raw.answer = trickled(reply("200 OK"), "status")
     app = make_app(INDEXNOW_ENDPOINT=raw.url("/indexnow"), INDEXNOW_TIMEOUT=30)
@@ -86,7 +81,6 @@ def test_the_callers_deadline_cuts_a_longer_timeout(make_app, raw):
     assert (answer.outcome, answer.error) == ("retry", "no answer within the tick budget (1s)")
 
 
-@sqlite_only
 def test_a_deadline_already_past_sends_nothing(make_app, raw):
     app = make_app(INDEXNOW_ENDPOINT=raw.url("/indexnow"))
     with new_http_session() as http:
@@ -96,7 +90,6 @@ def test_a_deadline_already_past_sends_nothing(make_app, raw):
     assert raw.requested == []
 
 
-@sqlite_only
 def test_a_trickling_endpoint_no_longer_stalls_a_pass(make_app, raw, clock):
     raw.answer = trickled(reply("200 OK"), "headers")
     app = make_app(INDEXNOW_ENDPOINT=raw.url("/indexnow"), INDEXNOW_TIMEOUT=TIMEOUT)
@@ -123,7 +116,6 @@ def test_sitemap_fetch_returns_within_its_timeout(raw, part):
     assert expected in str(caught.value)
 
 
-@sqlite_only
 @pytest.mark.parametrize("part", PARTS)
 def test_key_check_returns_within_its_timeout(make_app, raw, part):
     raw.answer = trickled(reply("200 OK", {"Content-Type": "text/plain"}, KEY.encode()), part)
@@ -135,7 +127,6 @@ def test_key_check_returns_within_its_timeout(make_app, raw, part):
     assert "within 1s" in result.problems[0].message
 
 
-@sqlite_only
 @pytest.mark.parametrize("part", [None, "status", "headers"])
 def test_over_tls_the_name_is_verified_and_the_deadline_holds(make_app, tmp_path, network: Network, part):
     # The connection goes to the address resolved (127.0.0.1), while SNI and the certificate
@@ -159,7 +150,6 @@ def test_over_tls_the_name_is_verified_and_the_deadline_holds(make_app, tmp_path
     assert network.connected == ["127.0.0.1"]
 
 
-@sqlite_only
 def test_over_tls_a_certificate_for_another_name_is_refused(make_app, tmp_path, network: Network):
     cert, context = self_signed(str(tmp_path), "other.example")
     network.answer("engine.example", ["127.0.0.1"])

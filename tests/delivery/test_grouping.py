@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from flask_indexnow.delivery.endpoint import MAX_URLS_PER_REQUEST
 
 from ..conftest import KEY
@@ -41,6 +43,7 @@ def test_one_post_per_host_with_the_exact_body(make_app, endpoint, clock):
     assert queue_rows(app) == []
 
 
+@pytest.mark.every_backend
 def test_enqueue_many_keeps_each_hosts_rows_together(make_app, endpoint, clock):
     # URLs that alternate between hosts: the rows are written in URL order, so the
     # oldest rows a small pass claims are few hosts' (few POSTs), not one URL of each.

@@ -10,6 +10,8 @@ import pytest
 from ..endpoint_server import EndpointServer, Reply
 from .conftest import closed_port, ext, history_rows, queue_rows
 
+pytestmark = pytest.mark.every_backend  # the settle writes differ by database
+
 URL = "https://example.com/page"
 DELAY = 60
 MAX_ATTEMPTS = 3

@@ -7,6 +7,8 @@ import pytest
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows
 
+pytestmark = pytest.mark.every_backend  # upserts racing claims differ by database
+
 URL = "https://example.com/page"
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from flask_indexnow.delivery.outbound import app_session
 
 from ..endpoint_server import EndpointServer, Reply
 from .conftest import ext, state_of
 
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
 HOSTS = [f"site{n}.example" for n in range(40)]
 
 
@@ -37,7 +34,6 @@ def fill(app, path: str) -> None:
             ext(app).enqueue(f"https://{host}/{path}")
 
 
-@sqlite_only
 def test_one_connection_serves_every_post_of_two_passes(make_app, endpoint, clock):
     app = make_app(INDEXNOW_ALLOWED_HOSTS=HOSTS)
     accepted = count_connections(endpoint)
@@ -53,7 +49,6 @@ def test_one_connection_serves_every_post_of_two_passes(make_app, endpoint, cloc
     assert accepted[0] <= 2
 
 
-@sqlite_only
 def test_error_bodies_are_read_and_the_connection_kept(make_app, endpoint, clock):
     endpoint.default = Reply(422, {"Content-Type": "application/json"}, b'{"message": "URL does not belong"}')
     app = make_app(INDEXNOW_ALLOWED_HOSTS=HOSTS)
@@ -65,7 +60,6 @@ def test_error_bodies_are_read_and_the_connection_kept(make_app, endpoint, clock
     assert accepted[0] <= 2
 
 
-@sqlite_only
 def test_a_huge_body_is_not_downloaded_its_connection_is_closed(make_app, endpoint, clock):
     endpoint.default = Reply(200, {"Content-Type": "text/plain"}, b"x" * 5_000_000)
     app = make_app(INDEXNOW_ALLOWED_HOSTS=HOSTS[:3])
@@ -78,7 +72,6 @@ def test_a_huge_body_is_not_downloaded_its_connection_is_closed(make_app, endpoi
     assert accepted[0] == 3  # each long answer closed its connection rather than being read to its end
 
 
-@sqlite_only
 def test_the_session_is_made_once_per_app_and_shared_by_threads(make_app):
     app, other = make_app(), make_app()
     sessions: list[object] = []

@@ -17,6 +17,8 @@ import sqlalchemy as sa
 from ..endpoint_server import Reply
 from .conftest import ext, state_of
 
+pytestmark = pytest.mark.every_backend  # connections and transactions differ by database
+
 
 def _probe(app, backend: str) -> tuple[Callable[[], int], Callable[[], object]]:
     """``count()`` of open transactions held by the app's connections, and a way to open one."""

@@ -21,6 +21,8 @@ from flask_indexnow.delivery import worker
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of
 
+pytestmark = pytest.mark.every_backend  # connections and transactions differ by database
+
 URLS = [f"https://host{n}.example.com/page" for n in range(3)]  # three hosts: three batches, three outcomes
 STALE = 60
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from flask_indexnow import queue
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of
+
+pytestmark = pytest.mark.every_backend  # each database has its own upsert
 
 
 def _fail(app, endpoint, *urls: str) -> None:

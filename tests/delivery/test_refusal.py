@@ -44,7 +44,6 @@ def _port(endpoint) -> int:
 )
 # The refusal is judged before any query: the matrix runs on SQLite, the pass
 # that follows a fixed setting (below) on all three databases.
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_refused_pass_sends_nothing_and_changes_nothing(make_app, endpoint, clock, caplog, config, reason):
     config = {k: v.format(port=_port(endpoint)) if isinstance(v, str) else v for k, v in config.items()}
     app = make_app(INDEXNOW_STALE_AFTER=60, **config)

@@ -51,7 +51,6 @@ def _due_after(app, clock) -> float:
 )
 # Parsing the header is Python: the matrix runs on SQLite; storing the due time on
 # every database is proven below (5xx) and by the pause tests, on all three.
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_retry_after_sets_when_the_row_is_due(make_app, endpoint, clock, status, header, expected):
     if header.startswith("date"):
         header = _http_date(clock.now + timedelta(seconds=int(header[4:])))
@@ -135,6 +134,7 @@ def test_a_503_without_retry_after_does_not_pause_other_rows(make_app, endpoint,
     assert (result.skipped_reason, result.succeeded) == (None, 1)
 
 
+@pytest.mark.every_backend
 def test_rows_claimed_after_a_429_are_released_without_spending_an_attempt(make_app, endpoint, clock):
     replies = iter([Reply(429, headers={"Retry-After": "900"})])
     endpoint.decide = lambda request: next(replies, Reply(200))

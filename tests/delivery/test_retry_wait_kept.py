@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows
+
+pytestmark = pytest.mark.every_backend  # the upsert's rules for waiting rows differ by database
 
 URL = "https://example.com/page"
 DELAY = 60

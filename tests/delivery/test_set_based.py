@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+import pytest
 import sqlalchemy as sa
 
 from flask_indexnow.delivery import setsql
@@ -13,6 +14,8 @@ from flask_indexnow.models import url_hash
 
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of
+
+pytestmark = pytest.mark.every_backend  # the set-based statements differ by database
 
 HOSTS = ("a.example.com", "b.example.com")
 

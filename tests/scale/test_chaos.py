@@ -11,9 +11,13 @@ from __future__ import annotations
 import random
 import threading
 
+import pytest
+
 from ..conftest import rows
 from .conftest import count, ext, history_by_url
 from .servers import Answer, CountingEndpoint
+
+pytestmark = pytest.mark.every_backend  # claims and settle writes under load differ by database
 
 SEED = 20240611
 URLS = 600

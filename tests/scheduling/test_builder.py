@@ -13,6 +13,8 @@ from flask_indexnow import IndexNow, OverlapPolicy
 from ..conftest import FakeClock, rows
 from .conftest import START, UTC
 
+pytestmark = pytest.mark.every_backend  # the schedule upsert differs by database
+
 
 def test_overlap_policy_is_exported_with_its_values() -> None:
     assert flask_indexnow.OverlapPolicy is OverlapPolicy

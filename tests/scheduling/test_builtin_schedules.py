@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 
@@ -14,6 +15,8 @@ from flask_indexnow.scheduling.schedules import ScheduleInfo
 
 from ..conftest import FakeClock, rows
 from .conftest import START
+
+pytestmark = pytest.mark.every_backend  # the schedule upsert differs by database
 
 
 def _schedule(ext: IndexNow, handler: str) -> ScheduleInfo | None:

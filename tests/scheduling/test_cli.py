@@ -80,7 +80,6 @@ def test_list_when_empty(site: Flask) -> None:
     ],
 )
 # The arguments are checked before anything is written: SQLite is enough.
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_add_mistakes_are_one_line_and_save_nothing(site: Flask, args: list[str], fragments: list[str]) -> None:
     one_line_error(run(site, "schedule", "add", "h", *args), *fragments)
     assert rows(site, "Schedule") == []

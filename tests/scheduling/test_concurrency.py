@@ -22,6 +22,8 @@ from ..conftest import FakeClock, rows
 from ..paused import paused_after
 from . import concurrent
 
+pytestmark = pytest.mark.every_backend  # job claims and row locks differ by database
+
 PROCESSES = 4
 STEPS = 12
 #: The longest a whole race may take before the test fails (not a timing assertion: a bound).

@@ -14,6 +14,8 @@ from flask_indexnow.scheduling.cron import Cron
 
 from ..conftest import FakeClock, rows
 
+pytestmark = pytest.mark.every_backend  # stored datetimes differ by database
+
 UTC = timezone.utc
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

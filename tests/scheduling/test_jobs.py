@@ -17,6 +17,8 @@ from flask_indexnow.scheduling import PROCESS_QUEUE, PRUNE_HISTORY, jobs, prune_
 from ..conftest import FakeClock, rows
 from .conftest import START
 
+pytestmark = pytest.mark.every_backend  # job claims and row locks differ by database
+
 
 @pytest.fixture
 def site(make_app, ext: IndexNow, clock: FakeClock) -> Flask:

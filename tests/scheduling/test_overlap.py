@@ -14,6 +14,8 @@ from flask_indexnow.scheduling import jobs
 from ..conftest import FakeClock, rows
 from .conftest import START, UTC
 
+pytestmark = pytest.mark.every_backend  # unique occurrence keys and datetimes differ by database
+
 
 def schedule_row(app: Flask, handler: str = "sync") -> sa.Row:
     return rows(app, "Schedule", handler=handler)[0]

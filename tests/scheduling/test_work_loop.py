@@ -22,6 +22,8 @@ from flask_indexnow.scheduling import Worker, jobs, scheduler_active
 from ..conftest import FakeClock, rows
 from .conftest import START
 
+pytestmark = pytest.mark.every_backend  # lost connections differ by database
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -10,8 +10,6 @@ from ..conftest import RUN_PREFIX, rows
 from ..file_server import File
 from .helpers import BILLION_LAUGHS, DTD_ONLY, urlset
 
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
-
 
 def invoke(app, *args):
     return app.test_cli_runner().invoke(args=["indexnow", "submit-sitemap", *args])
@@ -42,7 +40,6 @@ def test_submit_sitemap_command(make_app, tmp_path):
     assert sorted(row.url for row in rows(app)) == ["https://example.com/new", "https://example.com/undated"]
 
 
-@sqlite_only
 def test_many_rejections_are_summarised(make_app, tmp_path):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(urlset(*(f"http://127.0.0.{n}/" for n in range(1, 9))))
@@ -52,7 +49,6 @@ def test_many_rejections_are_summarised(make_app, tmp_path):
     assert "  … and 3 more rejected" in result.stdout
 
 
-@sqlite_only
 def test_remote_sitemap_needs_the_flag_for_a_local_server(make_app, files):
     files.files["/sitemap.xml"] = File(urlset("https://example.com/remote"))
     app = make_app()
@@ -64,7 +60,6 @@ def test_remote_sitemap_needs_the_flag_for_a_local_server(make_app, files):
     assert [row.url for row in rows(app)] == ["https://example.com/remote"]
 
 
-@sqlite_only
 @pytest.mark.parametrize(
     ("name", "data", "message"),
     [
@@ -83,12 +78,10 @@ def test_refused_documents(make_app, tmp_path, name, data, message):
     assert rows(app) == []
 
 
-@sqlite_only
 def test_missing_file(make_app, tmp_path):
     assert_one_line_error(invoke(make_app(), str(tmp_path / "nope.xml")), "nope.xml: no such file")
 
 
-@sqlite_only
 def test_bad_since(make_app, tmp_path):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(urlset("https://example.com/a"))
@@ -97,7 +90,6 @@ def test_bad_since(make_app, tmp_path):
     assert rows(app) == []
 
 
-@sqlite_only
 def test_missing_tables(make_app, tmp_path):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(urlset("https://example.com/a"))

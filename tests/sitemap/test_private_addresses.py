@@ -76,7 +76,6 @@ def test_allow_private_lets_a_local_sandbox_through_by_its_one_address(files: Fi
     assert (network.lookups, network.connected) == (["sandbox.test"], ["127.0.0.1"])
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_the_cli_refuses_and_names_the_opt_out(make_app, files: FileServer, network: Network):
     network.answer("evil.example", ["127.0.0.1"])
     files.files["/sitemap.xml"] = File(urlset("https://example.com/a"))

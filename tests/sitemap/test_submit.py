@@ -118,7 +118,6 @@ def test_remote_sitemap_is_queued(make_app, files):
     assert sorted(files.requested) == ["/a.xml", "/b.xml", "/index.xml"]  # fetched once for both passes
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
 def test_disabled_queues_nothing(make_app, tmp_path):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(urlset("https://example.com/a"))

@@ -22,7 +22,7 @@ from .conftest import PREFIX, allow, extension, history_row, insert, queue_row
 
 #: What a browser shows does not depend on the database: SQLite only (the page's
 #: queries and buttons run on all three in test_status_page.py and test_status_actions.py).
-pytestmark = [pytest.mark.browser, pytest.mark.parametrize("backend", ["sqlite"])]
+pytestmark = pytest.mark.browser
 WAIT = 20  # seconds an expected page may take to appear; a pass ends far sooner
 
 

@@ -9,7 +9,6 @@ from .conftest import PREFIX, allow, extension, page_token
 
 #: Access rules and headers do not depend on the database: SQLite proves them
 #: (the page's queries run on all three in test_status_page.py).
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 ROUTES = [("get", "/"), ("get", "/status.json"), ("get", "/_static/status.css"),
           ("post", "/process"), ("post", "/retry-failed")]
 

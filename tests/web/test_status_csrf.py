@@ -15,7 +15,6 @@ from .conftest import PREFIX, allow, extension, page_token
 URLS = ["https://example.com/a", "https://example.com/b"]
 #: The checks run before any SQL, the same on every database: SQLite proves them
 #: (the buttons' SQL runs on all three in test_status_actions.py).
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 
 
 @pytest.fixture

@@ -13,8 +13,6 @@ from flask_indexnow.status.views import SECURITY_HEADERS
 
 from .conftest import PREFIX
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
-
 
 def assert_secured(response) -> None:
     for name, value in SECURITY_HEADERS.items():
