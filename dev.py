@@ -38,8 +38,8 @@ def parallel(per_core: int = 2) -> list[str]:
     """pytest-xdist arguments: ``per_core`` workers per core (at least two, at most eight).
 
     Most of the suite waits on a database, a socket or a child process, not on
-    the CPU: on a quiet 2-core machine the whole suite took 4 min 26 s with two
-    workers, 3 min 34 s with four and 4 min 15 s with six (CPU-bound again).
+    the CPU: on a quiet 2-core machine the whole suite took 2 min 26 s with two
+    workers, 1 min 41 s with four and 1 min 59 s with six (CPU-bound again).
     The fast tier waits on nothing: one worker per core.
     ``--dist loadfile`` keeps each test file on one worker: a module's costly
     fixture (one browser, one package build) is made once. (``loadgroup`` would be finer, but pytest-xdist 3.8 cannot regroup
