@@ -93,7 +93,7 @@ def test_retry_failed(app: Flask) -> None:
     assert (row.status, row.attempts, row.last_error) == ("pending", 0, None)
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # DDL differs by database
 def test_init_db_creates_the_tables_once(make_app) -> None:
     app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}initdb_")
     first = run(app, "init-db")
@@ -106,7 +106,7 @@ def test_init_db_creates_the_tables_once(make_app) -> None:
         state.db.metadata.drop_all(state.db.engine, tables=state.models.tables)
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # each driver words a missing table its own way
 def test_missing_tables_is_a_clear_error(make_app) -> None:
     app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=f"{RUN_PREFIX}absent_")
     result = run(app, "status")

@@ -47,14 +47,14 @@ def test_published_and_unpublished(app: Flask) -> None:
     assert (third.id, third.action) == (first.id, "update")  # last event wins, same row
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # stored datetimes differ by database
 def test_future_publication_waits(app: Flask, clock) -> None:
     later = clock.now + timedelta(days=2)
     signals.resource_published.send(app, url="https://example.com/a", published_at=later)
     assert only_row(app).available_at == later
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # stored datetimes differ by database
 def test_naive_published_at_is_utc(app: Flask, clock) -> None:
     later = clock.now + timedelta(hours=5)
     signals.resource_published.send(app, url="https://example.com/a", published_at=later.replace(tzinfo=None))

@@ -40,7 +40,7 @@ def two_engines(make_app, endpoint, second, **config):
     return make_app(INDEXNOW_ENDPOINTS=[endpoint.url, second.url], INDEXNOW_RETRY_DELAY=DELAY, **config)
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the per-engine upsert differs by database
 def test_each_engine_receives_each_url_once_and_history_names_it(make_app, endpoint, second, clock):
     app = two_engines(make_app, endpoint, second)
     sent = []
@@ -164,7 +164,7 @@ def test_status_document_lists_each_engine(make_app, endpoint, second, clock):
     assert other["paused_until"] == (clock.now + timedelta(seconds=120)).isoformat()
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the settle writes differ by database
 def test_rows_of_an_engine_no_longer_configured_fail_with_a_clear_error(make_app, endpoint, second, clock):
     app = two_engines(make_app, endpoint, second)
     with app.app_context():
@@ -228,7 +228,7 @@ def test_the_endpoint_check_names_every_engine(make_app, endpoint, second):
     assert check.ok and check.message == f"Submissions go to {endpoint.url}, {second.url}."
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the per-engine upsert differs by database
 def test_an_unchanged_save_while_one_engine_retries_goes_to_that_engine_only(make_app, endpoint, second, clock):
     """The fingerprint ledger is per URL, written on each engine's success: A took the content, B has not yet."""
     second.script(503)

@@ -43,7 +43,7 @@ def test_one_post_per_host_with_the_exact_body(make_app, endpoint, clock):
     assert queue_rows(app) == []
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # each database orders its writes its own way
 def test_enqueue_many_keeps_each_hosts_rows_together(make_app, endpoint, clock):
     # URLs that alternate between hosts: the rows are written in URL order, so the
     # oldest rows a small pass claims are few hosts' (few POSTs), not one URL of each.

@@ -134,7 +134,7 @@ def test_a_503_without_retry_after_does_not_pause_other_rows(make_app, endpoint,
     assert (result.skipped_reason, result.succeeded) == (None, 1)
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the give-back write differs by database
 def test_rows_claimed_after_a_429_are_released_without_spending_an_attempt(make_app, endpoint, clock):
     replies = iter([Reply(429, headers={"Retry-After": "900"})])
     endpoint.decide = lambda request: next(replies, Reply(200))

@@ -162,7 +162,7 @@ def test_signals_never_raise_whatever_they_are_sent(make_app):
         assert row.action in ("update", "delete")
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # each database has its own datetime range
 def test_a_far_future_publication_date_is_queued_not_raised(app):
     """A regression the fuzzing above is aimed at: extreme dates must not break a save."""
     signals.resource_saved.send(app, url="https://example.com/a", published=True, published_at=datetime.max)

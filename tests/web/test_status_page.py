@@ -33,7 +33,7 @@ def history_urls(page: str) -> list[str]:
     return [html.unescape(u) for u in re.findall(r'<td class="url"><bdi dir="ltr" title="([^"]*)"', body)]
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the counting SQL differs by database
 def test_queue_counts(status_app, clock):
     now = clock.now
     insert(status_app, "Queue",
@@ -52,7 +52,7 @@ def test_queue_counts(status_app, clock):
     assert "Needs attention" in page  # a failed row is worth a look
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # the counting SQL differs by database
 def test_delivered_counts_and_verdict(status_app, clock):
     now = clock.now
     insert(status_app, "History",
@@ -274,7 +274,7 @@ def test_key_state_hints_fit_the_set_up(make_app, clock):
     assert stray_state["hint"].startswith("Key file missing: there is no valid key for stray.example.com")
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # stored datetimes differ by database
 def test_schedules_and_jobs(status_app, clock):
     now = clock.now
     insert(status_app, "Schedule",
@@ -303,7 +303,7 @@ def test_schedules_and_jobs(status_app, clock):
     assert "KeyError: &#39;type&#39;" in jobs and "3/3" in jobs
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # hourly buckets are SQL of each database's own
 def test_chart(status_app, clock):
     now = clock.now.replace(minute=30)
     clock.set(now)
@@ -335,7 +335,7 @@ def test_empty_database_page(status_app):
     assert "No host yet" in page and "Nothing failed." in page and "No schedule." in page
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # each driver words a missing table its own way
 def test_missing_tables_give_a_clear_page(make_app):
     from .conftest import allow
 

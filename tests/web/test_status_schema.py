@@ -52,7 +52,7 @@ def both(app) -> tuple[dict[str, Any], dict[str, Any]]:
     return web, json.loads(result.output)
 
 
-@pytest.mark.every_backend
+@pytest.mark.every_backend  # each driver returns its own types
 def test_cli_and_page_give_the_same_valid_document(make_app, clock):
     app = make_app(INDEXNOW_STATUS_URL_PREFIX=PREFIX)
     extension(app).status_auth(lambda: True)
