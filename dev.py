@@ -6,6 +6,7 @@
     python3 dev.py test --fast   # ruff + the pure tier (no database, no service, no browser)
     python3 dev.py test --no-browser   # everything but the browser tests (no Chromium installed)
     python3 dev.py bench         # venv + install + services + the benchmark table
+    python3 dev.py docs          # venv + install + the documentation site in docs/_build/html
 
 Everything lives in ./.venv; running again reuses it. Other arguments after
 ``test`` go to pytest (``python3 dev.py test -k tick``). Nothing is asked
@@ -30,6 +31,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 DEV_REQUIREMENTS = ROOT / "requirements" / "dev.txt"
+DOCS_HTML = ROOT / "docs" / "_build" / "html"
 #: The pure tier: no database (SQLite included), no Redis, no browser, no long runs.
 FAST_TIER = "not db and not slow"
 
@@ -61,20 +63,34 @@ def run(*args: str | os.PathLike[str], check: bool = True, **kwargs: object) -> 
 def ensure_venv(extras: str, dev: bool = False) -> None:
     """Create .venv and install the package (editable) with ``extras`` (and the dev tools).
 
-    Quiet when up to date: the stamp is newer than pyproject.toml and requirements/dev.txt.
+    Quiet when up to date: an install of these extras or more (the test set-up
+    covers the demo and the docs) is newer than pyproject.toml and, for the
+    dev tools, requirements/dev.txt.
     """
     if not PYTHON.exists():
         venv.EnvBuilder(with_pip=True, upgrade_deps=False).create(VENV)
-    stamp = VENV / f".installed-{extras or 'base'}{'-dev' if dev else ''}"
-    sources = [ROOT / "pyproject.toml"] + ([DEV_REQUIREMENTS] if dev else [])
-    if stamp.exists() and stamp.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
+    if _installed(extras, dev):
         return
     run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
     # pip reads no dependency groups from pyproject.toml: the dev tools are a requirements file.
     dev_args = ["-r", str(DEV_REQUIREMENTS)] if dev else []
     run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target, *dev_args)
-    stamp.touch()
+    (VENV / f".installed-{extras or 'base'}{'-dev' if dev else ''}").touch()
+
+
+def _installed(extras: str, dev: bool) -> bool:
+    """True when a stamp in .venv covers ``extras`` (and the dev tools) and is newer than its sources."""
+    wanted = set(filter(None, extras.split(",")))
+    for stamp in VENV.glob(".installed-*"):
+        name = stamp.name.removeprefix(".installed-")
+        with_dev = name.endswith("-dev")
+        have = set(name.removesuffix("-dev").split(",")) - {"base"}
+        sources = [ROOT / "pyproject.toml"] + ([DEV_REQUIREMENTS] if with_dev else [])
+        if wanted <= have and (with_dev or not dev) and \
+                stamp.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
+            return True
+    return False
 
 
 def start_services() -> None:
@@ -163,8 +179,25 @@ def bench(args: list[str]) -> int:
     return run(PYTHON, "-m", "benchmarks", *args, check=False)
 
 
+def sphinx_command(builder: str, out: Path, *options: str) -> list[str]:
+    """``python -m sphinx`` arguments for the docs site: warnings are errors, every one reported.
+
+    tests/test_docs_build.py builds with the same arguments, so what it proves
+    is what ``dev.py docs`` (and Read the Docs, with ``fail_on_warning``) runs.
+    """
+    return ["-m", "sphinx", "-W", "--keep-going", *options, "-b", builder, str(ROOT / "docs"), str(out)]
+
+
+def docs(args: list[str]) -> int:
+    ensure_venv("docs")
+    code = run(PYTHON, *sphinx_command("html", DOCS_HTML, *args), check=False)
+    if code == 0:
+        print(f"\n  Docs: {(DOCS_HTML / 'index.html').as_uri()}\n", flush=True)
+    return code
+
+
 def main() -> int:
-    commands = {"demo": demo, "test": test, "bench": bench}
+    commands = {"demo": demo, "test": test, "bench": bench, "docs": docs}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import dev
 from flask_indexnow.config import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +34,11 @@ def require_sphinx() -> None:
 
 
 def sphinx(builder: str, out: Path, doctrees: Path, *, fresh: bool) -> subprocess.CompletedProcess[str]:
+    """Build as ``python3 dev.py docs`` does (its very arguments), quietly, with ``doctrees`` shared."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     again = ["-E"] if fresh else []  # -E: read every page again, whatever ``doctrees`` holds
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", *again, "-d", str(doctrees), "-b", builder,
-         str(DOCS), str(out)],
+        [sys.executable, *dev.sphinx_command(builder, out, "-q", *again, "-d", str(doctrees))],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
