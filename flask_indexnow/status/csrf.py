@@ -12,6 +12,9 @@ Two independent checks, both needed for a POST to pass:
 This is the double-submit pattern of Flask-WTF's ``generate_csrf`` /
 ``validate_csrf``, kept to this blueprint: Flask-WTF's ``CSRFProtect`` is
 app-wide, and an extension must not start refusing the host app's own forms.
+When the host app runs ``CSRFProtect`` itself, it checks every POST before
+any view, so the buttons' forms carry its token as well (:func:`host_field`):
+both protections then hold, and neither field is named like the other.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from flask import current_app, g, request, session
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 SESSION_KEY = "_indexnow_csrf"
-FIELD = "csrf_token"
+FIELD = "indexnow_csrf_token"
 HEADER = "X-IndexNow-CSRF-Token"
 SALT = "flask-indexnow-csrf"
 #: A page left open longer than this must be reloaded before its buttons work.
@@ -65,6 +68,22 @@ def generate_token() -> str | None:
         token = _serializer().dumps(raw)
         g._indexnow_csrf_token = token
     return token
+
+
+def host_field() -> tuple[str, str] | None:
+    """The host app's own CSRF form field (name, token) when Flask-WTF's ``CSRFProtect`` guards the app.
+
+    ``CSRFProtect`` registers itself as ``app.extensions["csrf"]`` and refuses a
+    POST without its token before the status page's view runs. Exempting the
+    blueprint instead would switch off a protection the site owner chose.
+    """
+    if "csrf" not in current_app.extensions or not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return None
+    try:  # Flask-WTF is the host's dependency, not ours
+        from flask_wtf.csrf import generate_csrf
+    except ImportError:
+        return None
+    return current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), generate_csrf()
 
 
 def protect() -> None:

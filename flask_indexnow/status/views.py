@@ -83,6 +83,7 @@ def index() -> ResponseReturnValue:
         notice=notice if isinstance(notice, dict) else None,
         csrf_token=csrf.generate_token(),
         csrf_field=csrf.FIELD,
+        host_csrf=csrf.host_field(),
         settings=state.settings,
     )
 

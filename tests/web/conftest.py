@@ -13,9 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from flask_indexnow import IndexNow
+from flask_indexnow.status import csrf
 
 PREFIX = "/indexnow"
-_TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]*)"')
+_TOKEN_RE = re.compile(rf'name="{csrf.FIELD}" value="([^"]*)"')
 
 
 def extension(app: Flask) -> IndexNow:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from flask_indexnow import clock as clock_module
+from flask_indexnow.status import csrf
 
 from ..conftest import rows
 from ..live_server import LiveServer
@@ -151,7 +152,7 @@ ATTACK = """<!doctype html>
 <html><body>
 <h1>You won a prize</h1>
 <form id="attack" method="post" action="{target}">
-  <input type="hidden" name="csrf_token" value="{token}">
+  <input type="hidden" name="{field}" value="{token}">
 </form>
 <script>document.getElementById("attack").submit();</script>
 </body></html>
@@ -173,9 +174,9 @@ def test_cross_site_form_post_is_refused(make_app, endpoint, driver, token):
     before = [(r.url, r.status, r.attempts) for r in rows(app)]
     with LiveServer(app) as server:
         driver.get(server.url + PREFIX + "/")  # the victim is on the page: has a session and a token
-        real = driver.find_element(By.NAME, "csrf_token").get_attribute("value")
+        real = driver.find_element(By.NAME, csrf.FIELD).get_attribute("value")
         assert real
-        html = ATTACK.format(target=server.url + PREFIX + "/process", token=real if token == "leaked" else "forged")
+        html = ATTACK.format(field=csrf.FIELD, target=server.url + PREFIX + "/process", token=real if token == "leaked" else "forged")
         with StaticPage(html) as attacker:
             assert attacker.url.split(":")[2] != server.url.split(":")[2]  # another port: another origin
             driver.get(attacker.url)

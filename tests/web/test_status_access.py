@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from flask_indexnow.status import csrf
+
 from ..conftest import KEY, rows
 from .conftest import PREFIX, allow, extension, page_token
 
@@ -86,8 +88,8 @@ def test_state_changes_refuse_get(status_app, path):
         extension(status_app).enqueue("https://example.com/page")
     token = page_token(client)
     assert client.get(PREFIX + path).status_code == 405
-    assert client.get(PREFIX + path, query_string={"csrf_token": token}).status_code == 405
-    assert client.put(PREFIX + path, data={"csrf_token": token}).status_code == 405
+    assert client.get(PREFIX + path, query_string={csrf.FIELD: token}).status_code == 405
+    assert client.put(PREFIX + path, data={csrf.FIELD: token}).status_code == 405
     assert client.delete(PREFIX + path).status_code == 405
     assert [r.status for r in rows(status_app)] == ["pending"]
 
@@ -121,7 +123,7 @@ def test_custom_prefix(make_app):
     assert 'action="/ops/indexnow/process"' in html
     assert 'href="/ops/indexnow/_static/status.css"' in html
     token = page_token(client, "/ops/indexnow")
-    assert client.post("/ops/indexnow/retry-failed", data={"csrf_token": token}).status_code == 303
+    assert client.post("/ops/indexnow/retry-failed", data={csrf.FIELD: token}).status_code == 303
 
 
 def test_no_status_page_when_prefix_is_none(make_app):

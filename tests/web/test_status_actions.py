@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from flask_indexnow.status import csrf
+
 from ..conftest import rows
 from ..endpoint_server import Reply
 from .conftest import PREFIX, allow, extension, page_token
@@ -23,7 +25,7 @@ def test_process_runs_a_full_pass(make_app, endpoint):
             extension(app).enqueue(f"https://example.com/{i}")
     client = app.test_client()
     token = page_token(client)
-    response = client.post(PREFIX + "/process", data={"csrf_token": token},
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: token},
                            headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
     assert response.status_code == 303
     assert response.headers["Location"].endswith("/indexnow/#actions")
@@ -41,7 +43,7 @@ def test_process_reports_failures(make_app, endpoint):
     with app.app_context():
         extension(app).enqueue("https://example.com/a")
     client = app.test_client()
-    client.post(PREFIX + "/process", data={"csrf_token": page_token(client)})
+    client.post(PREFIX + "/process", data={csrf.FIELD: page_token(client)})
     assert notice(client).startswith("warning: Queue processed: claimed 1, succeeded 0, retried 0, failed 1")
     page = client.get(PREFIX + "/").get_data(as_text=True)
     assert "UserForbiddedToAccessSite" in page  # the last error, in the failed rows
@@ -53,7 +55,7 @@ def test_process_when_sending_is_impossible(make_app, endpoint):
     with app.app_context():
         extension(app).enqueue("https://example.com/a")
     client = app.test_client()
-    response = client.post(PREFIX + "/process", data={"csrf_token": page_token(client)})
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: page_token(client)})
     assert response.status_code == 303
     assert notice(client).startswith("warning: Nothing sent: INDEXNOW_ENDPOINT")
     assert [r.status for r in rows(app)] == ["pending"]
@@ -70,14 +72,14 @@ def test_retry_failed(make_app, endpoint):
         extension(app).process_queue()
     assert [r.status for r in rows(app)] == ["failed", "failed"]
     client = app.test_client()
-    response = client.post(PREFIX + "/retry-failed", data={"csrf_token": page_token(client)})
+    response = client.post(PREFIX + "/retry-failed", data={csrf.FIELD: page_token(client)})
     assert response.status_code == 303
     assert notice(client) == "ok: 2 failed URL(s) back to pending."
     assert [(r.status, r.attempts, r.last_error) for r in rows(app)] == [("pending", 0, None)] * 2
-    client.post(PREFIX + "/retry-failed", data={"csrf_token": page_token(client)})
+    client.post(PREFIX + "/retry-failed", data={csrf.FIELD: page_token(client)})
     assert notice(client) == "ok: No failed URLs to retry."
     # and the next press of "Process queue" delivers them
-    client.post(PREFIX + "/process", data={"csrf_token": page_token(client)})
+    client.post(PREFIX + "/process", data={csrf.FIELD: page_token(client)})
     assert rows(app) == []
     assert sorted(endpoint.urls_received()[-2:]) == ["https://example.com/a", "https://example.com/b"]
 
@@ -85,6 +87,6 @@ def test_retry_failed(make_app, endpoint):
 def test_notice_is_escaped(make_app, endpoint):
     app = allow(make_app(INDEXNOW_ENDPOINT="<script>x</script>", INDEXNOW_QUEUE_ENABLED=False))
     client = app.test_client()
-    client.post(PREFIX + "/process", data={"csrf_token": page_token(client)})
+    client.post(PREFIX + "/process", data={csrf.FIELD: page_token(client)})
     page = client.get(PREFIX + "/").get_data(as_text=True)
     assert "<script>x" not in page and "&lt;script&gt;x" in page

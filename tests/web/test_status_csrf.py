@@ -68,7 +68,7 @@ def test_forged_token(armed, endpoint):
     before = snapshot(app)
     for path in ("/process", "/retry-failed"):
         for forged in FORGED:
-            response = client.post(PREFIX + path, data={"csrf_token": forged})
+            response = client.post(PREFIX + path, data={csrf.FIELD: forged})
             assert_refused(app, endpoint, response, before, 400)
 
 
@@ -80,7 +80,7 @@ def test_token_of_another_session(armed, endpoint):
     victim = app.test_client()
     page_token(victim)  # the victim has a session of its own
     before = snapshot(app)
-    response = victim.post(PREFIX + "/process", data={"csrf_token": attacker_token})
+    response = victim.post(PREFIX + "/process", data={csrf.FIELD: attacker_token})
     assert_refused(app, endpoint, response, before, 400)
     assert b"does not belong to this session" in response.data
 
@@ -89,7 +89,7 @@ def test_token_without_session_cookie(armed, endpoint):
     app, client, token = armed
     fresh = app.test_client()  # no cookie at all
     before = snapshot(app)
-    assert_refused(app, endpoint, fresh.post(PREFIX + "/process", data={"csrf_token": token}), before, 400)
+    assert_refused(app, endpoint, fresh.post(PREFIX + "/process", data={csrf.FIELD: token}), before, 400)
 
 
 def test_expired_token(armed, endpoint):
@@ -103,7 +103,7 @@ def test_expired_token(armed, endpoint):
         raw = session[csrf.SESSION_KEY]
     stale = URLSafeTimedSerializer("test-secret", salt=csrf.SALT, signer=OldSigner).dumps(raw)
     before = snapshot(app)
-    response = client.post(PREFIX + "/process", data={"csrf_token": stale})
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: stale})
     assert_refused(app, endpoint, response, before, 400)
     assert b"expired" in response.data
 
@@ -129,7 +129,7 @@ def test_cross_origin_refused_even_with_a_valid_token(armed, endpoint):
     before = snapshot(app)
     for path in ("/process", "/retry-failed"):
         for headers in CROSS_ORIGIN:
-            response = client.post(PREFIX + path, data={"csrf_token": token}, headers=headers)
+            response = client.post(PREFIX + path, data={csrf.FIELD: token}, headers=headers)
             assert_refused(app, endpoint, response, before, 403)
             assert b"Cross-site request refused" in response.data, headers
 
@@ -144,7 +144,7 @@ def test_cross_origin_refused_even_with_a_valid_token(armed, endpoint):
 ])
 def test_same_origin_accepted(armed, endpoint, headers):
     app, client, token = armed
-    response = client.post(PREFIX + "/retry-failed", data={"csrf_token": token}, headers=headers)
+    response = client.post(PREFIX + "/retry-failed", data={csrf.FIELD: token}, headers=headers)
     assert response.status_code == 303
     assert [r.status for r in rows(app)] == ["pending"] * 3
 
@@ -163,11 +163,11 @@ def test_origin_behind_a_proxy_uses_the_public_host(armed, endpoint):
     app, client, token = armed
     app.wsgi_app = ProxyFix(app.wsgi_app, x_proto=1, x_host=1)  # type: ignore[method-assign]
     proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "www.example.com"}
-    response = client.post(PREFIX + "/retry-failed", data={"csrf_token": token},
+    response = client.post(PREFIX + "/retry-failed", data={csrf.FIELD: token},
                            headers={**proxied, "Origin": "https://www.example.com"})
     assert response.status_code == 303
     before = snapshot(app)
-    response = client.post(PREFIX + "/process", data={"csrf_token": token},
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: token},
                            headers={**proxied, "Origin": "http://localhost"})
     assert_refused(app, endpoint, response, before, 403)
     assert b"ProxyFix" in response.data
@@ -183,7 +183,7 @@ def test_without_secret_key_the_buttons_are_off(make_app, endpoint):
     html = page.get_data(as_text=True)
     assert "no SECRET_KEY" in html
     assert 'id="process-queue" disabled' in html
-    response = client.post(PREFIX + "/process", data={"csrf_token": "anything"})
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: "anything"})
     assert response.status_code == 400
     assert b"SECRET_KEY" in response.data
     assert [r.status for r in rows(app)] == ["pending"]
