@@ -43,7 +43,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_STALE_AFTER": (900, "seconds after which a processing row is taken back to pending (at most 86400: 1 day)"),
     "INDEXNOW_TIMEOUT": (10, "HTTP timeout, seconds; must be less than INDEXNOW_STALE_AFTER (at most 300)"),
     "INDEXNOW_TABLE_PREFIX": ("", "prefix for every table of the extension"),
-    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600)"),
+    "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600); with the cache down, each process ticks at most once this often"),
     "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says (at most 10000)"),
     "INDEXNOW_TICK_BUDGET": (5, "seconds one tick may take at most, whatever the endpoint does; unsent rows go back to pending (at most 300)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),

@@ -77,6 +77,25 @@ def tick(state: IndexNowState) -> PassResult | None:
         state.tick_guard.release()
 
 
+def _lockless_tick_allowed(state: IndexNowState) -> bool:
+    """Whether this process may tick without the cache lock now (then it counts as its tick).
+
+    Without the cache, delivery goes on: tick_guard keeps this process to one
+    tick at a time, and the database claim gives each row to one pass. But
+    with the lock gone every web process would tick after each of its
+    responses, and a sync worker ticking is a worker serving nobody: with a
+    slow endpoint, every page slowed down. So each process ticks at most once
+    per INDEXNOW_TICK_LOCK_TTL, the longest the lock would have kept the
+    others out. The caller holds tick_guard, so no other thread is here.
+    """
+    now = time.monotonic()
+    last = state.lockless_tick_at
+    if last is not None and now - last < state.settings.tick_lock_ttl:
+        return False
+    state.lockless_tick_at = now
+    return True
+
+
 def _tick(state: IndexNowState) -> PassResult | None:
     settings = state.settings
     deadline = time.monotonic() + settings.tick_budget
@@ -88,11 +107,11 @@ def _tick(state: IndexNowState) -> PassResult | None:
     try:
         held = lock is not None and lock.acquire()
     except CacheUnavailable:
-        # Without the cache, tick anyway: tick_guard keeps this process to one
-        # tick at a time, the database claim gives each row to one pass at a time, and
-        # the in-process next-due time keeps idle requests from ticking at all.
+        if not _lockless_tick_allowed(state):
+            return None
         state.quiet_log.log("tick-lock", logging.WARNING,
-                            "IndexNow: cache unavailable for the tick lock; ticking without it")
+                            "IndexNow: cache unavailable for the tick lock; ticking without it, at most "
+                            f"once every {settings.tick_lock_ttl} s in each process")
         held, lock = True, None
     if not held:
         return None

@@ -80,6 +80,7 @@ def blog(make_app, redis_url: str) -> Flask:
         INDEXNOW_CACHE_TYPE="RedisCache",
         INDEXNOW_CACHE_REDIS_URL=redis_url,
         INDEXNOW_CACHE_OPTIONS={"socket_timeout": SOCKET_TIMEOUT, "socket_connect_timeout": SOCKET_TIMEOUT},
+        INDEXNOW_TICK_LOCK_TTL=1,  # without the cache, a tick a second (test_lockless_ticks_are_spaced)
     )
     numbers = itertools.count()
 
@@ -381,3 +382,35 @@ def test_the_limiter_writes_each_kind_once_a_minute_with_one_traceback(clock, ca
     log.log("cache", logging.WARNING, "IndexNow: cache broken", exc=error)
     assert caplog.records[-1].getMessage() == "IndexNow: cache broken (ConnectionError: refused)"
     assert caplog.records[-1].exc_info is None  # the traceback was written once
+
+
+def test_lockless_ticks_are_spaced_so_a_slow_endpoint_cannot_hold_every_page(make_app, endpoint):
+    """Without the cache lock, each process ticks at most once per INDEXNOW_TICK_LOCK_TTL.
+
+    Otherwise every web process would tick after each of its responses: with a
+    slow endpoint, a sync worker spends its time on ticks and every page waits.
+    """
+    app = make_app(
+        INDEXNOW_CACHE_TYPE="RedisCache",
+        INDEXNOW_CACHE_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+        INDEXNOW_CACHE_OPTIONS={"socket_timeout": SOCKET_TIMEOUT, "socket_connect_timeout": SOCKET_TIMEOUT},
+        INDEXNOW_TICK_BATCH_MAX=1,
+        INDEXNOW_TICK_LOCK_TTL=2,
+    )
+    app.add_url_rule("/", "home", lambda: "hello")
+    with app.app_context():
+        ext(app).enqueue_many([f"https://site{n}.example.com/" for n in range(3)])
+    client = app.test_client()
+
+    def visit() -> None:
+        with client.get("/") as response:  # its tick runs as the response is closed
+            assert response.text == "hello"
+
+    started = time.monotonic()
+    for _ in range(5):
+        visit()
+    assert len(endpoint.received) == 1, "one lockless tick, then none until the TTL has passed"
+    time.sleep(max(0.0, started + 2.1 - time.monotonic()))
+    visit()
+    assert len(endpoint.received) == 2
+    assert len(rows(app)) == 1

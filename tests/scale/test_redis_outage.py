@@ -28,7 +28,8 @@ def site(make_app, redis: PrivateRedis, endpoint_url: str):
         INDEXNOW_ENDPOINT=endpoint_url,
         INDEXNOW_CACHE_TYPE="RedisCache",
         INDEXNOW_CACHE_REDIS_URL=redis.url,
-        INDEXNOW_TICK_BATCH_MAX=10,
+        INDEXNOW_TICK_BATCH_MAX=25,
+        INDEXNOW_TICK_LOCK_TTL=1,  # without Redis each process ticks once a second at most
     )
     app.add_url_rule("/", "home", lambda: "hello")
     return app
