@@ -6,19 +6,24 @@ carries a plain-language fix.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from flask import current_app
 
+from .delivery.breaker import CacheUnavailable
 from .delivery.endpoint import endpoints_problem
 from .keys.keyfile import serves_key_file
 from .keys.rules import key_problem
+from .safetext import safe_text
 from .state import IndexNowState
 
 _LOCK_FIT = {"RedisCache", "RedisSentinelCache", "RedisClusterCache", "MemcachedCache", "SASLMemcachedCache",
              "SpreadSASLMemcachedCache", "UWSGICache"}
 _ONE_PROCESS = {"SimpleCache", "FileSystemCache"}
+#: Seconds the cache check's probe key lives: it is read back at once, then left to expire.
+PROBE_TTL = 10
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,61 @@ class Check:
 def cache_backend_name(state: IndexNowState) -> str:
     backend = current_app.extensions.get("cache", {}).get(state.cache)
     return type(backend).__name__ if backend is not None else "unknown"
+
+
+def cache_check(state: IndexNowState) -> Check:
+    """Can the cache hold the tick lock, the pauses and the budgets for every process?
+
+    The class name alone says what the cache could do; a networked cache
+    (Redis, Memcached …) is also asked, because a cache that is down makes
+    every process work on its own while the page would still say all is well.
+    """
+    backend = cache_backend_name(state)
+    if backend in _LOCK_FIT:
+        problem = cache_probe_problem(state)
+        if problem is None:
+            return Check("cache", True, f"{backend} works as a lock across processes and machines (it answered just now).",
+                         severity_if_failing="attention")
+        return Check(
+            "cache", False,
+            f"{backend} does not answer ({problem}). Until it does, ticks fall back to per-process locks, "
+            "and endpoint pauses and request budgets hold in each process on its own (nothing is lost: "
+            "the database still holds the queue).",
+            "Start or fix the cache server (check CACHE_REDIS_URL or the cache's host and port), and give its "
+            "client a socket timeout (e.g. CACHE_OPTIONS = {'socket_timeout': 0.5, 'socket_connect_timeout': 0.5}) "
+            "so an outage costs one timeout, not a hang.",
+            "attention",
+        )
+    if backend in _ONE_PROCESS:
+        return Check(
+            "cache", True,
+            f"{backend} is fine for one process; several processes each tick on their own.",
+            "For several processes or machines, use CACHE_TYPE='RedisCache'.", "warning",
+        )
+    return Check(
+        "cache", False, f"{backend} cannot hold the tick lock or the next-due time.",
+        "Use CACHE_TYPE='RedisCache' (or SimpleCache on a single process).", "warning",
+    )
+
+
+def cache_probe_problem(state: IndexNowState) -> str | None:
+    """Write a short-lived key and read it back (two round trips); None when the cache answered right.
+
+    The calls go through the extension's breaker, like every cache call of
+    the extension: after a failure the page costs no further timeout for a
+    while, and it reports what the ticks of this process see. A frozen server
+    costs the client's socket timeout, once.
+    """
+    key = state.cache_key(f"probe:{secrets.token_hex(8)}")
+    token = secrets.token_hex(8)
+    try:
+        state.guarded_cache.set(key, token, timeout=PROBE_TTL)
+        answer = state.guarded_cache.get(key)
+    except CacheUnavailable as exc:
+        return safe_text(str(exc), limit=200)
+    if answer != token:
+        return "a value written to it could not be read back"
+    return None
 
 
 def allowed_hosts_check(state: IndexNowState) -> Check:
@@ -107,21 +167,7 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
         + (" (or fix that URL in INDEXNOW_ENDPOINTS)." if settings.endpoints else "."),
     ))
     checks.append(allowed_hosts_check(state))
-    backend = cache_backend_name(state)
-    if backend in _LOCK_FIT:
-        checks.append(Check("cache", True, f"{backend} works as a lock across processes and machines.",
-                            severity_if_failing="warning"))
-    elif backend in _ONE_PROCESS:
-        checks.append(Check(
-            "cache", True,
-            f"{backend} is fine for one process; several processes each tick on their own.",
-            "For several processes or machines, use CACHE_TYPE='RedisCache'.", "warning",
-        ))
-    else:
-        checks.append(Check(
-            "cache", False, f"{backend} cannot hold the tick lock or the next-due time.",
-            "Use CACHE_TYPE='RedisCache' (or SimpleCache on a single process).", "warning",
-        ))
+    checks.append(cache_check(state))
     if scheduler_active is not None:
         checks.append(Check(
             "scheduler", scheduler_active,

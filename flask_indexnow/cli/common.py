@@ -39,7 +39,7 @@ def friendly_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except click.ClickException:
+        except (click.ClickException, click.exceptions.Exit):  # Exit is a RuntimeError: a chosen exit status
             raise
         except (IndexNowError, ValueError, RuntimeError) as exc:
             raise click.ClickException(safe_text(str(exc))) from None  # may quote remote text

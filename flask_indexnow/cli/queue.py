@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 import click
 import sqlalchemy as sa
@@ -38,40 +39,71 @@ def process_command(limit: int | None) -> None:
     click.echo(str(result))
 
 
+#: The text form's exit status for each verdict level (1 stays "a mistake", 2 "a bad option").
+VERDICT_EXIT = {"ok": 0, "warning": 3, "error": 4}
+
+
 @command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (exit status 0).")
 @friendly_errors
 def status_command(as_json: bool) -> None:
-    """Show queue counts, recent deliveries and configuration checks."""
+    """Show the verdict, queue counts, recent deliveries, engine pauses and configuration checks.
+
+    Exit status: 0 Working, 3 Needs attention, 4 Not sending (the text form only).
+    """
     data = status_document(get_state())
     if as_json:
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return
+    for line in status_lines(data):
+        click.echo(line)
+    raise click.exceptions.Exit(VERDICT_EXIT.get(data["verdict"]["level"], 0))
+
+
+def status_lines(data: dict[str, Any]) -> list[str]:
+    """The status document as text, the verdict first, as the page shows it."""
+    return [*verdict_lines(data["verdict"]), *queue_lines(data), *engine_lines(data), *check_lines(data["checks"])]
+
+
+def verdict_lines(verdict: dict[str, Any]) -> list[str]:
+    """The page's verdict: its title, each reason, then the notes."""
+    return [verdict["title"], *(f"  {reason}" for reason in verdict["reasons"]),
+            *(f"  Note: {note}" for note in verdict["notes"])]
+
+
+def queue_lines(data: dict[str, Any]) -> list[str]:
     q = data["queue"]
-    click.echo(
-        f"Queue: {q['pending']} pending ({q['due_now']} due now, {q['waiting']} waiting), "
-        f"{q['processing']} processing, {q['failed']} failed"
-    )
+    lines = [f"Queue: {q['pending']} pending ({q['due_now']} due now, {q['waiting']} waiting), "
+             f"{q['processing']} processing, {q['failed']} failed"]
     if q["oldest_due_age_seconds"] is not None:
-        click.echo(f"Oldest due row waits for {q['oldest_due_age_seconds']:.0f}s")
+        lines.append(f"Oldest due row waits for {q['oldest_due_age_seconds']:.0f}s")
     h = data["history_24h"]
-    click.echo(
-        f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
-        + (f", {h['dry_run']} dry run" if h["dry_run"] else "")
-    )
+    lines.append(f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
+                 + (f", {h['dry_run']} dry run" if h["dry_run"] else ""))
+    return lines
+
+
+def engine_lines(data: dict[str, Any]) -> list[str]:
+    """One line per engine with several engines or a budget; with one engine, a line only while it is paused."""
     engines = data.get("engines") or []
-    if len(engines) > 1 or any(e["budget"] for e in engines):  # INDEXNOW_ENDPOINTS / INDEXNOW_REQUESTS_PER_MINUTE
-        for e in engines:
-            click.echo(
-                f"Engine {e['endpoint']}: {e['pending']} pending, {e['processing']} processing, {e['failed']} failed"
-                + (f"; paused until {e['paused_until']} (HTTP {e['pause_status']})" if e["paused_until"] else "")
-                + (f"; {e['budget']['used']}/{e['budget']['limit']} requests this minute" if e["budget"] else "")
-            )
-    for check in data["checks"]:
+    if not (len(engines) > 1 or any(e["budget"] or e["paused_until"] for e in engines)):
+        return []
+    return [
+        f"Engine {e['endpoint']}: {e['pending']} pending, {e['processing']} processing, {e['failed']} failed"
+        + (f"; paused until {e['paused_until']} (HTTP {e['pause_status']})" if e["paused_until"] else "")
+        + (f"; {e['budget']['used']}/{e['budget']['limit']} requests this minute" if e["budget"] else "")
+        for e in engines
+    ]
+
+
+def check_lines(checks: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for check in checks:
         mark = "ok " if check["ok"] else ("ERR" if check["status"] == "error" else "!! ")
         attention = "Needs attention: " if check["status"] == "attention" else ""
-        click.echo(f"[{mark}] {attention}{check['message']}"
-                   + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
+        lines.append(f"[{mark}] {attention}{check['message']}"
+                     + (f"  Fix: {check['fix']}" if check["fix"] and not check["ok"] else ""))
+    return lines
 
 
 @command("enqueue")

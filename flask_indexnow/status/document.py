@@ -32,9 +32,9 @@ def status_document(state: IndexNowState, connection: Any = None) -> dict[str, A
         with state.engine().connect() as own:
             return status_document(state, own)
     data = collect_status(state, connection=connection)
-    paused = worker.endpoint_paused_until(state)
-    data["endpoint_paused_until"] = None if paused is None else paused.isoformat()
-    data["verdict"] = judge(state, data, paused).as_dict()
+    pause = worker.endpoint_pause(state)
+    data["endpoint_paused_until"] = None if pause is None else pause[0].isoformat()
+    data["verdict"] = (judge(state, data) if pause is None else judge(state, data, *pause)).as_dict()
     data["engines"] = engines.engine_rows(state, connection)
     data["skipped_events_24h"] = skipped.last_24h(state)  # None: the cache could not say
     return data

@@ -24,12 +24,16 @@ class Verdict:
         return asdict(self)
 
 
-def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | None = None) -> Verdict:
+def judge(
+    state: IndexNowState, data: dict[str, Any], paused_until: datetime | None = None, pause_status: int = 429
+) -> Verdict:
     """Sum up :func:`stats.collect_status` data: errors first, then what needs a look.
 
     Failing warning-level checks (no worker seen, dry run) are notes: they
     weaken a promise but do not stop the URLs from going out. Failing
-    attention-level checks (an open or empty host allow-list) need a look.
+    attention-level checks (an open or empty host allow-list, a cache that
+    does not answer) need a look. ``pause_status`` is the HTTP status that
+    asked for the pause (a 429, or a 5xx with ``Retry-After``).
     """
     errors = [c["message"] for c in data["checks"] if c["status"] == "error"]
     notes = [c["message"] for c in data["checks"] if c["status"] == "warning"]
@@ -38,7 +42,7 @@ def judge(state: IndexNowState, data: dict[str, Any], paused_until: datetime | N
     queue = data["queue"]
     reasons = [c["message"] for c in data["checks"] if c["status"] == "attention"]
     if paused_until is not None:
-        reasons.append(f"The endpoint asked to pause (HTTP 429); sending resumes at {paused_until:%Y-%m-%d %H:%M} UTC.")
+        reasons.append(f"The endpoint asked to pause (HTTP {pause_status}); sending resumes at {paused_until:%Y-%m-%d %H:%M} UTC.")
     if queue["failed"]:
         reasons.append(f"{queue['failed']} URL(s) failed and wait for “Retry failed” or a new change.")
     rejected = [h["host"] for h in data["hosts"] if h["state"] == "rejected"]

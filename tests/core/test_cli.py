@@ -66,7 +66,8 @@ def test_status_text_and_json(app: Flask, clock) -> None:
     ext(app).enqueue("https://example.com/a")
     ext(app).enqueue("https://example.com/b", available_at=clock.now.replace(year=clock.now.year + 1))
     text = run(app, "status")
-    assert text.exit_code == 0
+    assert text.exit_code == 3  # Needs attention: this app's host allow-list is open
+    assert text.output.startswith("Needs attention\n")
     assert "2 pending (1 due now, 1 waiting)" in text.output
     data = json.loads(run(app, "status", "--json").output)
     assert data["queue"]["pending"] == 2
