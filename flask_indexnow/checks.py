@@ -112,6 +112,11 @@ def cache_probe_problem(state: IndexNowState) -> str | None:
     return None
 
 
+def cache_is_shared(state: IndexNowState) -> bool:
+    """Does the cache reach every process (Redis, Memcached)? A per-process or unknown one shares nothing."""
+    return cache_backend_name(state) in _LOCK_FIT
+
+
 def allowed_hosts_check(state: IndexNowState) -> Check:
     """Is the host allow-list closed and non-empty?
 

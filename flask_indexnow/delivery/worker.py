@@ -27,6 +27,7 @@ import requests
 import sqlalchemy as sa
 
 from .. import claims, clock, engines, retry, signals
+from ..checks import cache_is_shared
 from ..claims import Bind
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
@@ -51,6 +52,8 @@ logger = logging.getLogger(__name__)
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+#: What the pause log line adds when the pause is not shared (see :func:`pause_endpoint`).
+_PAUSE_NOT_SHARED = "; other processes do not share the pause without a shared cache such as RedisCache"
 #: Seconds of the tick's budget a POST needs at least to be started: with less
 #: left, its rows go back to ``pending`` unspent rather than spend an attempt on
 #: a request that cannot be answered in time.
@@ -61,7 +64,11 @@ DUE_REFRESH_EVERY = 10.0
 
 @dataclass
 class PassResult:
-    """What one pass did. ``skipped_reason`` says why nothing was sent, if so."""
+    """What one pass did. ``skipped_reason`` says why nothing was sent, if so.
+
+    ``paused_until`` is set when nothing was sent because every endpoint asked
+    to pause: when the first pause ends, so a worker knows when to try again.
+    """
 
     claimed: int = 0
     succeeded: int = 0
@@ -72,9 +79,13 @@ class PassResult:
     requests: int = 0
     released: int = 0
     skipped_reason: str | None = None
+    paused_until: datetime | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The counts as JSON-ready values (``paused_until`` as an ISO time)."""
+        data = asdict(self)
+        data["paused_until"] = self.paused_until.isoformat() if self.paused_until else None
+        return data
 
     def __str__(self) -> str:
         if self.skipped_reason:
@@ -115,7 +126,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
         reason = f"the endpoint asked to pause (HTTP {status}) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
         logger.info("IndexNow: not sending: %s", reason)
         due.remember(state, paused_until.timestamp())  # nothing can be sent before then: no tick needed
-        return PassResult(skipped_reason=reason)
+        return PassResult(skipped_reason=reason, paused_until=paused_until)
 
     engine = state.engine()
     result = PassResult()
@@ -349,7 +360,12 @@ def _deliver(
                 _deliver(state, bind, http, token, host, half, result, budget, deadline=deadline, holder=holder)
             return
         if pauses_endpoint(answer):
-            pause_endpoint(target, answer)
+            # One instant for the pause and the refused batch's retry: the pass that
+            # comes when the pause ends finds the batch due.
+            answered_at = clock.utcnow()
+            pause_endpoint(target, answer, now=answered_at)
+            finish(state, bind, token, rows, answer, result, endpoint=endpoint, now=answered_at)
+            return
     finish(state, bind, token, rows, answer, result, endpoint=endpoint)
 
 
@@ -362,6 +378,7 @@ def finish(
     result: PassResult,
     *,
     endpoint: str | None = None,
+    now: datetime | None = None,
 ) -> None:
     """Step 5 for one batch: queue update, history and ledger in one short transaction.
 
@@ -370,11 +387,12 @@ def finish(
     to ``pending`` by a newer event) belongs to someone else: it is neither
     deleted nor failed, and not counted as retried or failed here. Its history
     row still records what this attempt got back, because the POST did happen.
+    ``now``: when the answer came (default: now), from which a retry is timed.
     """
     settings = state.settings
     models = state.models
     queue, history = models.queue, models.history
-    now = clock.utcnow()
+    now = now or clock.utcnow()
     success = answer.outcome == "success"
     engine_key = getattr(rows[0], "engine", engines.DEFAULT_ENGINE)
     endpoint = endpoint or engines.resolve(state, engine_key) or engine_key
@@ -470,29 +488,36 @@ def pauses_endpoint(answer: Answer) -> bool:
     return status == 429 or (status is not None and 500 <= status < 600 and answer.retry_after is not None)
 
 
-def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None = None) -> None:
+def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None = None,
+                   now: datetime | None = None) -> None:
     """After a 429 (or a 5xx with Retry-After), stop every process sending to this endpoint until the pause ends.
 
     The pause ends when the refused batch is due again: INDEXNOW_RETRY_DELAY,
     or the Retry-After when that is longer (capped at a day). It is kept in
-    this process and shared with the others through the cache. ``engine``
-    (an endpoint URL) pauses that engine only; None: ``state``'s endpoint.
+    this process and shared with the others through the cache; a per-process
+    cache (SimpleCache) or a cache that is down shares it with no one, and the
+    log line says so. ``engine`` (an endpoint URL) pauses that engine only;
+    None: ``state``'s endpoint. ``now``: when the answer came (default: now).
     """
     if engine is not None:
         state = engines.view(state, engine)
-    now = clock.utcnow()
-    seconds = (retry.retry_at(state.settings, answer.retry_after, now) - now).total_seconds()
+    now = now or clock.utcnow()
+    ends = retry.retry_at(state.settings, answer.retry_after, now)
+    seconds = (ends - now).total_seconds()
     if seconds <= 0:
         return
-    until = now.timestamp() + seconds
+    # The very instant the refused batch is due (to the microsecond, here and in the
+    # cache): a worker woken by the pause's end never finds it still paused or the batch not due.
+    until = ends.timestamp()
     status = answer.http_status or 429
     state.paused = (until, status)
+    shared = cache_is_shared(state)
     try:
-        state.guarded_cache.set(_pause_key(state), f"{until:.3f}:{status}", timeout=int(seconds) + 1)
+        state.guarded_cache.set(_pause_key(state), f"{until:.6f}:{status}", timeout=int(seconds) + 1)
     except CacheUnavailable:
-        pass  # the breaker has logged it; this process still holds the pause
-    logger.warning("IndexNow: endpoint %s answered %s; pausing all sending to it for %.0fs",
-                   state.settings.endpoint, status, seconds)
+        shared = False  # the breaker has logged it; this process still holds the pause
+    logger.warning("IndexNow: endpoint %s answered %s; pausing %s sending to it for %.0fs%s", state.settings.endpoint,
+                   status, "all" if shared else "this process's", seconds, "" if shared else _PAUSE_NOT_SHARED)
 
 
 def endpoint_pause(state: IndexNowState, *, engine: str | None = None) -> tuple[datetime, int] | None:

@@ -3,8 +3,11 @@
 Each loop: evaluate schedules (at start, then about once a minute), run a URL
 pass, run due jobs (stale ones taken back first). When a loop found nothing
 to do, the worker sleeps ``sleep`` seconds; a full batch makes it go again at
-once. A stop request (SIGTERM, SIGINT, :meth:`Worker.stop`) is honoured
-between two steps, so the batch under way is always finished.
+once. After a URL pass that could not send, the next one waits: until the
+endpoint pause ends when that was the reason (at most :data:`URL_BACKOFF`),
+:data:`URL_BACKOFF` otherwise; the loop's sleep is cut short to be on time.
+A stop request (SIGTERM, SIGINT, :meth:`Worker.stop`) is honoured between two
+steps, so the batch under way is always finished.
 
 The worker is built to stay up: an exception in one step is logged and the
 loop goes on; a lost database connection disposes the engine's pool and
@@ -41,7 +44,9 @@ logger = logging.getLogger(__name__)
 SCHEDULE_EVERY = 60.0
 #: Longest pause after repeated database errors.
 MAX_ERROR_PAUSE = 60.0
-#: After a pass that could not send (bad key, 429 pause), how long until the next URL pass.
+#: After a pass that could not send, how long until the next URL pass: a bad key or
+#: endpoint setting is not fixed by trying every loop, and would log a warning each
+#: time. An endpoint pause ends at a known time: the next pass comes then, if sooner.
 URL_BACKOFF = 60.0
 
 
@@ -105,7 +110,7 @@ class Worker:
             if not self.stop_requested and self._urls_due():
                 result.urls = process_queue(self.state)
                 if result.urls.skipped_reason:
-                    self._next_urls = clock.utcnow() + timedelta(seconds=URL_BACKOFF)
+                    self._next_urls = self._url_backoff_end(result.urls)
             if not self.stop_requested:
                 result.jobs = jobs.run_due(self.state, self.queues, should_stop=lambda: self.stop_requested)
             self._errors_in_a_row = 0
@@ -142,11 +147,27 @@ class Worker:
             if result.error:
                 self.stopping.wait(min(MAX_ERROR_PAUSE, max(self.sleep, 1.0) * 2 ** (self._errors_in_a_row - 1)))
             elif not result.busy:
-                self.stopping.wait(self.sleep)
+                self.stopping.wait(self._idle_wait())
         logger.info("IndexNow worker stopped after %d loop(s)", self.loops)
 
     def _urls_due(self) -> bool:
         return self._next_urls is None or clock.utcnow() >= self._next_urls
+
+    def _url_backoff_end(self, urls: PassResult) -> datetime:
+        """When the next URL pass may run after one that could not send.
+
+        A pause the endpoint asked for ends at a known time: the pass comes
+        then, so sending resumes as soon as it may (still at most
+        :data:`URL_BACKOFF` away, should the clock jump). Any other reason
+        waits :data:`URL_BACKOFF`.
+        """
+        latest = clock.utcnow() + timedelta(seconds=URL_BACKOFF)
+        return latest if urls.paused_until is None else min(urls.paused_until, latest)
+
+    def _idle_wait(self) -> float:
+        """Seconds to sleep after a loop with nothing to do: ``sleep``, or less when the URL pass is due sooner."""
+        until_urls = 0.0 if self._next_urls is None else (self._next_urls - clock.utcnow()).total_seconds()
+        return min(self.sleep, until_urls) if until_urls > 0 else self.sleep
 
     def _reconnect(self) -> None:
         """Drop every pooled connection; the next loop opens fresh ones."""

@@ -99,13 +99,15 @@ def test_a_429_pauses_all_sending_to_the_endpoint(make_app, endpoint, clock):
         paused = ext(app).process_queue()
         assert paused.claimed == 0 and paused.succeeded == 0
         assert "429" in paused.skipped_reason and "until" in paused.skipped_reason
+        assert paused.paused_until == clock.now + timedelta(seconds=600)  # when a worker may try again
+        assert paused.as_dict()["paused_until"] == paused.paused_until.isoformat()
         assert queue_rows(app) == before
         assert len(endpoint.received) == 1
         clock.advance(599)
         assert "429" in ext(app).process_queue().skipped_reason
         clock.advance(1)
         result = ext(app).process_queue()
-    assert (result.skipped_reason, result.succeeded) == (None, 2)
+    assert (result.skipped_reason, result.paused_until, result.succeeded) == (None, None, 2)
     assert sorted(endpoint.urls_received()) == ["https://example.com/a", "https://example.com/a",
                                                 "https://other.org/b"]
 
