@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,7 +39,7 @@ from flask_indexnow.delivery.ratelog import RateLimitedLog
 from ..conftest import rows
 from ..endpoint_server import Reply
 from ..live_server import LiveServer
-from ..scale.servers import PrivateRedis, free_port, wait_until
+from ..scale.servers import free_port, wait_until
 
 SOCKET_TIMEOUT = 0.5
 VISITS = 30
@@ -115,14 +115,6 @@ def drain(app: Flask, server: LiveServer) -> None:
     wait_until(drained, 60, "the ticks to deliver", interval=0.05)
     server.in_flight.drain(30)
 
-
-@pytest.fixture
-def private_redis() -> Iterator[PrivateRedis]:
-    redis = PrivateRedis().start()
-    yield redis
-    if redis.process is not None and redis.process.poll() is None:
-        os.kill(redis.process.pid, signal.SIGCONT)  # a stopped process cannot be terminated
-    redis.stop()
 
 
 def _indexnow_records(caplog) -> list[logging.LogRecord]:

@@ -8,19 +8,14 @@ A site owner saw only ``[ok ]`` lines during a 429 pause while ``--json`` said
 from __future__ import annotations
 
 import json
-import os
-import signal
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from flask import Flask
 
 from flask_indexnow import IndexNow
 from flask_indexnow.delivery.breaker import WINDOW
 
 from ..endpoint_server import Reply
-from ..scale.servers import PrivateRedis
 
 SOCKET_TIMEOUT = 0.5
 #: A closed allow-list, so the verdict can say "Working".
@@ -108,14 +103,6 @@ def test_not_sending_exits_4(make_app) -> None:
     assert result.output.splitlines()[0] == "Not sending"
     assert status_json(app)["verdict"]["level"] == "error"
 
-
-@pytest.fixture
-def private_redis() -> Iterator[PrivateRedis]:
-    redis = PrivateRedis().start()
-    yield redis
-    if redis.process is not None and redis.process.poll() is None:
-        os.kill(redis.process.pid, signal.SIGCONT)  # a stopped process cannot be terminated
-    redis.stop()
 
 
 def redis_app(make_app, url: str) -> Flask:
