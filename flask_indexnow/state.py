@@ -46,9 +46,9 @@ class IndexNowState:
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0
-    #: When this process last ticked without the cache lock (a time.monotonic() instant):
-    #: such ticks are spaced INDEXNOW_TICK_LOCK_TTL apart (see tick.py).
-    lockless_tick_at: float | None = None
+    #: While the cache is down: the time.monotonic() instant before which this process
+    #: does not tick without the lock (None: the cache worked at the last tick; see tick.py).
+    lockless_tick_after: float | None = None
     #: Before this timestamp no claimed row can be stale: passes skip the stale sweep (worker.py).
     next_sweep_at: float = 0.0
     #: When a pass of this process last refreshed the cached next-due time (worker.py).

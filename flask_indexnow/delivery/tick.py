@@ -8,6 +8,7 @@ it. An idle site answers from the cached next-due time without a query.
 from __future__ import annotations
 
 import logging
+import random
 import time
 
 from flask import Flask, Response, g
@@ -86,13 +87,19 @@ def _lockless_tick_allowed(state: IndexNowState) -> bool:
     responses, and a sync worker ticking is a worker serving nobody: with a
     slow endpoint, every page slowed down. So each process ticks at most once
     per INDEXNOW_TICK_LOCK_TTL, the longest the lock would have kept the
-    others out. The caller holds tick_guard, so no other thread is here.
+    others out. The processes all notice the outage on the same request, so
+    each starts at a random point of its first window and waits 1 to 1.5
+    TTLs between ticks: their ticks drift apart instead of taking every
+    worker at once. The caller holds tick_guard, so no other thread is here.
     """
     now = time.monotonic()
-    last = state.lockless_tick_at
-    if last is not None and now - last < state.settings.tick_lock_ttl:
+    ttl = state.settings.tick_lock_ttl
+    after = state.lockless_tick_after
+    if after is None:  # the cache has just gone
+        state.lockless_tick_after = after = now + ttl * random.random()
+    if now < after:
         return False
-    state.lockless_tick_at = now
+    state.lockless_tick_after = now + ttl * random.uniform(1.0, 1.5)
     return True
 
 
@@ -113,6 +120,8 @@ def _tick(state: IndexNowState) -> PassResult | None:
                             "IndexNow: cache unavailable for the tick lock; ticking without it, at most "
                             f"once every {settings.tick_lock_ttl} s in each process")
         held, lock = True, None
+    if lock is not None:
+        state.lockless_tick_after = None  # the cache answers: a later outage starts afresh
     if not held:
         return None
     try:

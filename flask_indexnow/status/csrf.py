@@ -27,7 +27,8 @@ from flask import current_app, g, request, session
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 SESSION_KEY = "_indexnow_csrf"
-FIELD = "indexnow_csrf_token"
+#: Not "…csrf_token": Flask-WTF's CSRFProtect reads any form field ending so as its own.
+FIELD = "indexnow_csrf"
 HEADER = "X-IndexNow-CSRF-Token"
 SALT = "flask-indexnow-csrf"
 #: A page left open longer than this must be reloaded before its buttons work.
