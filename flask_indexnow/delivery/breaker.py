@@ -100,7 +100,7 @@ class CacheBreaker:
         self.log.log(
             "cache", logging.WARNING,
             "IndexNow: the cache failed while %s; working from the database without it for %gs",
-            what, self.window, exc=exc,
+            what, self.window, exc=exc, traceback=False,  # an outage is told by its error, not by our stack
         )
 
     def _recovered(self) -> None:

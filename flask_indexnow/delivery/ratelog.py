@@ -31,13 +31,15 @@ class RateLimitedLog:
         self._traced: set[str] = set()
 
     def log(
-        self, kind: str, level: int, message: str, *args: object, exc: BaseException | None = None
+        self, kind: str, level: int, message: str, *args: object, exc: BaseException | None = None,
+        traceback: bool = True,
     ) -> bool:
         """Log ``message % args`` unless a line of ``kind`` was written less than a minute ago.
 
         ``exc``, when given, is attached as a traceback the first time ``kind``
-        is logged, and summed up as "(ErrorClass: text)" after that. Returns
-        whether the line was written.
+        is logged, and summed up as "(ErrorClass: text)" after that; with
+        ``traceback=False`` it is always summed up. Returns whether the line
+        was written.
         """
         now = clock.utcnow().timestamp()
         with self._lock:
@@ -46,7 +48,7 @@ class RateLimitedLog:
             if last is not None and 0 <= now - last < self.interval:
                 return False
             self._last[kind] = now
-            trace = exc is not None and kind not in self._traced
+            trace = exc is not None and traceback and kind not in self._traced
             if trace:
                 self._traced.add(kind)
         if exc is not None and not trace:

@@ -87,19 +87,16 @@ def _lockless_tick_allowed(state: IndexNowState) -> bool:
     responses, and a sync worker ticking is a worker serving nobody: with a
     slow endpoint, every page slowed down. So each process ticks at most once
     per INDEXNOW_TICK_LOCK_TTL, the longest the lock would have kept the
-    others out. The processes all notice the outage on the same request, so
-    each starts at a random point of its first window and waits 1 to 1.5
-    TTLs between ticks: their ticks drift apart instead of taking every
-    worker at once. The caller holds tick_guard, so no other thread is here.
+    others out. The processes all notice the outage at about the same time,
+    so each waits a random 1 to 1.5 TTLs between its ticks: after the first,
+    their ticks drift apart instead of taking every worker at once. The
+    caller holds tick_guard, so no other thread is here.
     """
     now = time.monotonic()
-    ttl = state.settings.tick_lock_ttl
     after = state.lockless_tick_after
-    if after is None:  # the cache has just gone
-        state.lockless_tick_after = after = now + ttl * random.random()
-    if now < after:
+    if after is not None and now < after:
         return False
-    state.lockless_tick_after = now + ttl * random.uniform(1.0, 1.5)
+    state.lockless_tick_after = now + state.settings.tick_lock_ttl * random.uniform(1.0, 1.5)
     return True
 
 
