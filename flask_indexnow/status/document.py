@@ -8,11 +8,11 @@ so a monitoring script written against one version keeps working.
 
 from __future__ import annotations
 
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
 from .. import engines
-from ..delivery import worker
 from ..state import IndexNowState
 from ..stats import collect_status
 from ..watching import skipped
@@ -32,10 +32,12 @@ def status_document(state: IndexNowState, connection: Any = None) -> dict[str, A
         with state.engine().connect() as own:
             return status_document(state, own)
     data = collect_status(state, connection=connection)
-    pause = worker.endpoint_pause(state)
-    data["endpoint_paused_until"] = None if pause is None else pause[0].isoformat()
-    data["verdict"] = (judge(state, data) if pause is None else judge(state, data, *pause)).as_dict()
     data["engines"] = engines.engine_rows(state, connection)
+    # The first engine's pause keeps its own member; the verdict weighs every engine's.
+    data["endpoint_paused_until"] = data["engines"][0]["paused_until"] if data["engines"] else None
+    pauses = [(e["endpoint"], datetime.fromisoformat(e["paused_until"]), e["pause_status"])
+              for e in data["engines"] if e["paused_until"]]
+    data["verdict"] = judge(state, data, pauses).as_dict()
     data["skipped_events_24h"] = skipped.last_24h(state)  # None: the cache could not say
     return data
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,16 +25,18 @@ class Verdict:
         return asdict(self)
 
 
-def judge(
-    state: IndexNowState, data: dict[str, Any], paused_until: datetime | None = None, pause_status: int = 429
-) -> Verdict:
+#: An engine's pause: its endpoint, when the pause ends, and the HTTP status that asked for it.
+Pause = tuple[str, datetime, int]
+
+
+def judge(state: IndexNowState, data: dict[str, Any], pauses: Sequence[Pause] = ()) -> Verdict:
     """Sum up :func:`stats.collect_status` data: errors first, then what needs a look.
 
     Failing warning-level checks (no worker seen, dry run) are notes: they
     weaken a promise but do not stop the URLs from going out. Failing
     attention-level checks (an open or empty host allow-list, a cache that
-    does not answer) need a look. ``pause_status`` is the HTTP status that
-    asked for the pause (a 429, or a 5xx with ``Retry-After``).
+    does not answer) need a look, and so does every engine that asked to
+    pause (a 429, or a 5xx with ``Retry-After``), the first one or another.
     """
     errors = [c["message"] for c in data["checks"] if c["status"] == "error"]
     notes = [c["message"] for c in data["checks"] if c["status"] == "warning"]
@@ -41,8 +44,11 @@ def judge(
         return Verdict("error", "Not sending", errors, notes)
     queue = data["queue"]
     reasons = [c["message"] for c in data["checks"] if c["status"] == "attention"]
-    if paused_until is not None:
-        reasons.append(f"The endpoint asked to pause (HTTP {pause_status}); sending resumes at {paused_until:%Y-%m-%d %H:%M} UTC.")
+    several = len(data.get("engines") or ()) > 1
+    for endpoint, until, status in pauses:
+        reasons.append(f"Engine {endpoint} asked to pause (HTTP {status}); sending to it resumes at {until:%Y-%m-%d %H:%M} UTC."
+                       if several else
+                       f"The endpoint asked to pause (HTTP {status}); sending resumes at {until:%Y-%m-%d %H:%M} UTC.")
     if queue["failed"]:
         reasons.append(f"{queue['failed']} URL(s) failed and wait for “Retry failed” or a new change.")
     rejected = [h["host"] for h in data["hosts"] if h["state"] == "rejected"]

@@ -164,6 +164,20 @@ def test_status_document_lists_each_engine(make_app, endpoint, second, clock):
     assert other["paused_until"] == (clock.now + timedelta(seconds=120)).isoformat()
 
 
+def test_the_verdict_names_any_engine_that_asked_to_pause(make_app, endpoint, second, clock):
+    second.script(Reply(429, retry_after=120))
+    app = two_engines(make_app, endpoint, second, INDEXNOW_ALLOWED_HOSTS=["example.com"])
+    with app.app_context():
+        ext(app).enqueue("https://example.com/a")
+        ext(app).process_queue()
+        document = status_document(state_of(app))
+    assert document["endpoint_paused_until"] is None  # the first engine's member: it sends
+    resumes = f"{clock.now + timedelta(seconds=120):%Y-%m-%d %H:%M} UTC"
+    assert document["verdict"]["title"] == "Needs attention"
+    assert f"Engine {second.url} asked to pause (HTTP 429); sending to it resumes at {resumes}." in (
+        document["verdict"]["reasons"])
+
+
 @pytest.mark.every_backend  # the settle writes differ by database
 def test_rows_of_an_engine_no_longer_configured_fail_with_a_clear_error(make_app, endpoint, second, clock):
     app = two_engines(make_app, endpoint, second)
