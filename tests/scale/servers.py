@@ -143,7 +143,13 @@ class WorkerProcess:
         self.wait()
 
     def stop(self, timeout: float = 30) -> int:
-        """SIGTERM, then wait for the clean exit; SIGKILL if it does not come."""
+        """SIGTERM once the worker runs, then wait for the clean exit; SIGKILL if it does not come.
+
+        A SIGTERM that comes while Python is still importing ends the process
+        before the worker could handle it (exit -15): on a loaded machine the
+        others may drain the queue before this one has started.
+        """
+        self.wait_running(timeout)
         if self.alive():
             self.process.send_signal(signal.SIGTERM)
         try:
@@ -151,6 +157,14 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             raise
+
+    def wait_running(self, timeout: float) -> None:
+        """Until the worker says it runs (its signal handlers are in place), or exits, or ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while self.alive() and time.monotonic() < deadline:
+            if b"IndexNow worker running" in self.log_path.read_bytes():
+                return
+            time.sleep(0.05)
 
     def wait(self, timeout: float = 30) -> int:
         try:
