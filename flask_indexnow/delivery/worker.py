@@ -332,6 +332,7 @@ def _deliver(
         result.released += release(state, bind, token, rows, None)
         return
     key = key_for(settings, host)
+    answered_at: datetime | None = None  # None: finish() takes its own now
     if key is None or key_problem(key):
         answer = Answer("failed", None, f"no valid IndexNow key for host {host}: add it to INDEXNOW_KEYS "
                         "or set INDEXNOW_KEY", None, 0.0)
@@ -364,9 +365,7 @@ def _deliver(
             # comes when the pause ends finds the batch due.
             answered_at = clock.utcnow()
             pause_endpoint(target, answer, now=answered_at)
-            finish(state, bind, token, rows, answer, result, endpoint=endpoint, now=answered_at)
-            return
-    finish(state, bind, token, rows, answer, result, endpoint=endpoint)
+    finish(state, bind, token, rows, answer, result, endpoint=endpoint, now=answered_at)
 
 
 def finish(
