@@ -46,6 +46,10 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_TICK_LOCK_TTL": (55, "seconds the tick lock lives at most (at most 3600); with the cache down, each process ticks at most once this often"),
     "INDEXNOW_TICK_BATCH_MAX": (25, "most rows one tick takes, whatever INDEXNOW_BATCH_SIZE says (at most 10000)"),
     "INDEXNOW_TICK_BUDGET": (5, "seconds one tick may take at most, whatever the endpoint does; unsent rows go back to pending (at most 300)"),
+    "INDEXNOW_TICK_MODE": ("auto", "where the after-response tick runs: 'thread' (a background thread per process, "
+                                   "a greenlet under gevent; responses only wake it), 'after-response' (in the "
+                                   "response's close callback, in the request's worker), 'auto' (thread, unless the "
+                                   "server runs no threads: uWSGI without --enable-threads)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
     "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
@@ -124,6 +128,7 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    tick_mode: str = "auto"
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -350,6 +355,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        tick_mode=_tick_mode(config["INDEXNOW_TICK_MODE"]),
     )
     _check_timeout(settings)
     return settings
@@ -390,6 +396,18 @@ def _tick_budget(value: float) -> float:
     if value > MAX_TICK_BUDGET:
         raise ConfigurationError(f"INDEXNOW_TICK_BUDGET must be at most {MAX_TICK_BUDGET} seconds, got {value:g}")
     return value
+
+
+#: The values INDEXNOW_TICK_MODE takes (delivery/ticker.py acts on them).
+TICK_MODES = ("auto", "thread", "after-response")
+
+
+def _tick_mode(value: Any) -> str:
+    mode = value.strip().lower() if isinstance(value, str) else value
+    if mode not in TICK_MODES:
+        raise ConfigurationError(
+            f"INDEXNOW_TICK_MODE must be one of {', '.join(repr(m) for m in TICK_MODES)}, got {value!r}")
+    return str(mode)
 
 
 def _check_timeout(settings: Settings) -> None:

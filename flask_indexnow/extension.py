@@ -72,6 +72,7 @@ class IndexNow:
         app.extensions["indexnow"] = state
         events.connect_receivers()
         bridge.install()
+        state.ticker = tick_module.make_ticker(app, state)
         app.after_request(tick_module.schedule_after_response)
 
         register_web(app, state)

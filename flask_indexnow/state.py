@@ -17,6 +17,7 @@ from .models import Models
 
 if TYPE_CHECKING:
     from .delivery.outbound import OutboundSession
+    from .delivery.ticker import Ticker
     from .extension import IndexNow
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ class IndexNowState:
     #: When this process last made sure the built-in schedules exist (a time.monotonic()
     #: instant; None: look at the table next time) (see scheduling.builtins).
     builtins_checked_at: float | None = None
+    #: Runs the after-response tick in the background; None: in the close callback (see delivery/ticker.py).
+    ticker: Ticker | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None
     #: The earliest due time (a timestamp) of rows written during requests of this

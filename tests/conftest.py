@@ -241,6 +241,10 @@ class AppFactory:
                 state.db.session.remove()
                 state.db.metadata.drop_all(state.db.engine, tables=state.models.tables, checkfirst=True)
                 _created.pop((str(state.db.engine.url), state.prefix), None)
+        for app in self.apps:  # a tick still running in the background would hold a connection
+            ticker = app.extensions["indexnow"].ticker
+            if ticker is not None:
+                ticker.stop()
         leaked = []
         for app in self.apps:
             with app.app_context():

@@ -1,9 +1,10 @@
 """Serve a Flask app on 127.0.0.1 from a thread, for tests that need real HTTP.
 
-The server's request threads are daemons, and the extension's tick runs in
-them after the response is sent. Stopping the server therefore waits until
-every request has finished, close callbacks included: otherwise a tick could
-still hold a database connection while the test tears the app down.
+The server's request threads are daemons, and the extension's tick runs after
+the response is sent (on its ticker thread, or in the close callback).
+Stopping the server therefore waits until every request has finished, close
+callbacks included, and the ticker is idle: otherwise a tick could still hold
+a database connection while the test tears the app down.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class LiveServer(ServerThread):
     def stop(self) -> None:
         super().stop()
         self.in_flight.drain(DRAIN_TIMEOUT)
+        state = self.in_flight.app.extensions.get("indexnow")
+        if state is not None and state.ticker is not None and not state.ticker.wait_idle(DRAIN_TIMEOUT):
+            raise RuntimeError(f"the background tick still runs after {DRAIN_TIMEOUT}s")
 
 
 @contextmanager

@@ -1,14 +1,19 @@
 """The after-response tick: the queue keeps moving without a cron.
 
-Each request registers one tick with ``response.call_on_close``; it runs once
-the response has been handed to the client, so the visitor never waits for
-it. An idle site answers from the cached next-due time without a query.
+Each request registers one tick with ``response.call_on_close``: once the
+response has been handed to the client, the close callback wakes this
+process's ticker (ticker.py), which runs the tick on its own thread, so
+neither the visitor nor the next request on the same connection waits for it.
+Where threads do not run, the close callback runs the tick itself
+(INDEXNOW_TICK_MODE). An idle site answers from the cached next-due time
+without a query.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 
 from flask import Flask, Response, g
@@ -20,7 +25,10 @@ from ..state import IndexNowState, current_app_object, get_state
 from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
+from .ticker import Ticker, use_thread
 from .worker import PassResult, process_queue
+
+logger = logging.getLogger(__name__)
 
 LOCK_NAME = "indexnow_queue_tick"
 _SCHEDULED_FLAG = "_indexnow_tick_scheduled"
@@ -43,8 +51,30 @@ def schedule_after_response(response: Response) -> Response:
     if not ticking and state.pending_due is None:
         return response
     setattr(g, _SCHEDULED_FLAG, True)
-    response.call_on_close(lambda: _run_detached(app, ticking))
+    ticker = state.ticker
+    if ticker is not None:
+        response.call_on_close(lambda: ticker.wake(ticking))
+    else:  # INDEXNOW_TICK_MODE "after-response", or a server whose threads never run
+        response.call_on_close(lambda: _run_detached(app, ticking))
     return response
+
+
+def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
+    """The app's ticker, or None when INDEXNOW_TICK_MODE (or the server) wants the tick in the close callback."""
+    mode = state.settings.tick_mode
+    if use_thread(mode):
+        return Ticker(lambda ticking: _run_detached(app, ticking), name=f"indexnow-tick-{app.name}",
+                      after_fork=lambda: _renew_locks(state))
+    if mode == "auto":
+        logger.info("IndexNow: this server runs no threads started by the app (uWSGI without "
+                    "--enable-threads): each tick runs after its response, in the request's worker")
+    return None
+
+
+def _renew_locks(state: IndexNowState) -> None:
+    """In a forked child: locks the parent's ticker may have held at the fork, new and free."""
+    state.tick_guard = threading.Lock()
+    state.lock = threading.Lock()
 
 
 def _run_detached(app: Flask, ticking: bool = True) -> None:

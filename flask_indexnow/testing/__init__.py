@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from .harness import IndexNowHarness
-from .helpers import QueuedURL, deliver, endpoint_config, point_app_at, queued, queued_urls
+from .helpers import QueuedURL, deliver, endpoint_config, point_app_at, queued, queued_urls, wait_for_tick
 from .recorder import Received, RecordingEndpoint, Reply
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "point_app_at",
     "queued",
     "queued_urls",
+    "wait_for_tick",
 ]

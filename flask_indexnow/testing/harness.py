@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .helpers import QueuedURL, deliver, point_app_at, queued, queued_urls
+from .helpers import QueuedURL, deliver, point_app_at, queued, queued_urls, wait_for_tick
 from .recorder import Received, RecordingEndpoint, Reply
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ class IndexNowHarness:
 
     def deliver(self, app: Flask, limit: int | None = None) -> PassResult:
         return deliver(app, limit)
+
+    def wait_for_tick(self, app: Flask, timeout: float = 10.0) -> bool:
+        """Wait for the background tick the app's last responses woke (see :func:`.helpers.wait_for_tick`)."""
+        return wait_for_tick(app, timeout)
 
     def reply(self, *replies: Reply | int) -> None:
         """Script the recorder's next answers (see :meth:`RecordingEndpoint.script`)."""

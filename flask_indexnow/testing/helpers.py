@@ -115,3 +115,14 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
                 ).scalar_one()
             limit = max(int(due), 1)
         return process_queue(state, limit)
+
+
+def wait_for_tick(app: Flask, timeout: float = 10.0) -> bool:
+    """Wait until the background tick woken by the app's responses has run; False if ``timeout`` ran out.
+
+    The tick runs on a thread of its own after a response is closed (the test
+    client closes it on ``response.close()``), so a test that checks what it
+    delivered waits for it here. True at once when no tick runs in the background.
+    """
+    ticker = get_state(app).ticker
+    return ticker is None or ticker.wait_idle(timeout)

@@ -35,6 +35,7 @@ from flask_caching import Cache
 from flask_indexnow import IndexNow
 from flask_indexnow.delivery.breaker import WINDOW, CacheBreaker, CacheUnavailable
 from flask_indexnow.delivery.ratelog import RateLimitedLog
+from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import rows
 from ..endpoint_server import Reply
@@ -197,6 +198,7 @@ def test_a_post_publishes_its_due_time_after_the_response(make_app, endpoint, re
     assert response.text == "saved"
     assert calls.take() == []  # the response is ready: still no cache call
     response.close()  # sent: now the due time is published
+    assert wait_for_tick(writer)
     assert [name for name, in_request in calls.take() if not in_request] == ["get", "set"]
     ticker.extensions["indexnow"].idle_until = 0.0  # its few seconds of local trust have passed
     with ticker.app_context():
@@ -250,6 +252,7 @@ def test_with_the_cache_down_requests_after_a_post_run_no_pass(make_app, endpoin
     state = app.extensions["indexnow"]
     client = app.test_client()
     client.post("/post").close()  # the tick runs when the response is closed
+    assert wait_for_tick(app)
     assert state.cache_breaker.is_open
     assert len(endpoint.received) == 1
     statements: list[str] = []
@@ -401,8 +404,9 @@ def test_lockless_ticks_are_spaced_so_a_slow_endpoint_cannot_hold_every_page(mak
     ends = time.monotonic() + 3.3
     while time.monotonic() < ends:
         before = len(endpoint.received)
-        with client.get("/") as response:  # its tick runs as the response is closed
+        with client.get("/") as response:  # its tick is woken as the response is closed
             assert response.text == "hello"
+        assert wait_for_tick(app)
         if len(endpoint.received) > before:
             ticks.append(time.monotonic())
         time.sleep(0.02)

@@ -16,6 +16,7 @@ from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow, IndexNowError, TablesMissingError
 from flask_indexnow.missing import is_missing_table
+from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import RUN_PREFIX, AppFactory
 
@@ -120,6 +121,7 @@ def test_the_after_response_tick_logs_one_line(bare: Flask, caplog: pytest.LogCa
         response = bare.test_client().get("/")
         assert response.get_data(as_text=True) == "hello"
         response.close()  # the tick runs when the response is closed
+        assert wait_for_tick(bare)
     mine = [r for r in caplog.records if r.name.startswith("flask_indexnow") and r.levelno >= logging.WARNING]
     assert len(mine) == 1, caplog.text
     one_line(mine[0].getMessage())

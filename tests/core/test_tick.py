@@ -15,6 +15,7 @@ from flask import Flask
 from flask_indexnow import IndexNow
 from flask_indexnow.delivery.lock import CacheLock
 from flask_indexnow.delivery.tick import LOCK_NAME
+from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import RUN_PREFIX, rows
 from ..endpoint_server import Reply
@@ -81,6 +82,7 @@ def test_one_tick_per_request(make_app, endpoint) -> None:
     client = app.test_client()
     response = client.get("/")
     response.close()
+    assert wait_for_tick(app)
     assert len(rows(app)) == 4  # one tick, limited to INDEXNOW_TICK_BATCH_MAX rows
 
 
@@ -199,6 +201,7 @@ def test_queue_disabled_schedules_no_tick_but_tick_runs_by_hand(make_app, endpoi
     with app.app_context():
         ext(app).enqueue("https://example.com/a")
     app.test_client().get("/").close()
+    assert wait_for_tick(app)
     assert len(rows(app)) == 1
     with app.app_context():
         assert ext(app).tick().succeeded == 1
