@@ -64,17 +64,19 @@ def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
     mode = state.settings.tick_mode
     if use_thread(mode):
         return Ticker(lambda ticking: _run_detached(app, ticking), name=f"indexnow-tick-{app.name}",
-                      after_fork=lambda: _renew_locks(state))
+                      after_fork=lambda: _after_fork(state))
     if mode == "auto":
         logger.info("IndexNow: this server runs no threads started by the app (uWSGI without "
                     "--enable-threads): each tick runs after its response, in the request's worker")
     return None
 
 
-def _renew_locks(state: IndexNowState) -> None:
-    """In a forked child: locks the parent's ticker may have held at the fork, new and free."""
+def _after_fork(state: IndexNowState) -> None:
+    """In a forked child: new, free locks (the parent's ticker may have held one at the fork),
+    and an HTTP session of its own (the parent's kept-alive sockets stay the parent's)."""
     state.tick_guard = threading.Lock()
     state.lock = threading.Lock()
+    state.http = None
 
 
 def _run_detached(app: Flask, ticking: bool = True) -> None:

@@ -115,6 +115,7 @@ def drain(app: Flask, server: LiveServer) -> None:
 
     wait_until(drained, 60, "the ticks to deliver", interval=0.05)
     server.in_flight.drain(30)
+    assert wait_for_tick(app, 30)
 
 
 
