@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -47,6 +47,7 @@ class IndexNow:
         self.adapters: dict[type, Adapter] = {}
         self.job_handlers: dict[str, Callable[[Any], Any]] = {}
         self.status_auth_callback: Callable[[], bool] | None = None
+        self.status_form_fields_callback: Callable[[], Mapping[str, str] | None] | None = None
         if app is not None:
             self.init_app(app, db=db, cache=cache)
 
@@ -139,6 +140,16 @@ class IndexNow:
     def status_auth(self, fn: F) -> F:
         """Decorator: ``fn()`` returns True when the current user may see the status page."""
         self.status_auth_callback = fn
+        return fn
+
+    def status_form_fields(self, fn: F) -> F:
+        """Decorator: ``fn()`` returns hidden fields (name → value) for every form of the status page.
+
+        For a host whose own CSRF scheme refuses every POST without its field
+        (a ``nonce`` checked in ``before_request``, say): the buttons then carry
+        it, beside the page's own token. Called in the request of each page view.
+        """
+        self.status_form_fields_callback = fn
         return fn
 
     def job(self, name: str) -> Callable[[F], F]:

@@ -14,7 +14,10 @@ This is the double-submit pattern of Flask-WTF's ``generate_csrf`` /
 app-wide, and an extension must not start refusing the host app's own forms.
 When the host app runs ``CSRFProtect`` itself, it checks every POST before
 any view, so the buttons' forms carry its token as well (:func:`host_field`):
-both protections then hold, and neither field is named like the other.
+both protections then hold, and neither field is named like the other. A host
+with a scheme of its own (a ``nonce`` field checked in ``before_request``, say)
+registers ``@indexnow.status_form_fields``, whose fields every form carries
+too (:func:`extra_fields`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import hmac
 import secrets
 from urllib.parse import urlsplit
+
+from collections.abc import Mapping
 
 from flask import current_app, g, request, session
 from itsdangerous import BadData, URLSafeTimedSerializer
@@ -85,6 +90,35 @@ def host_field() -> tuple[str, str] | None:
     except ImportError:
         return None
     return current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), generate_csrf()
+
+
+def extra_fields() -> list[tuple[str, str]]:
+    """The hidden fields the host's ``@indexnow.status_form_fields`` function asks every form to carry.
+
+    Called once per page view, in the request, so a per-session value (the
+    host's nonce) is read as the host's own templates would read it. A return
+    value of the wrong shape is the host developer's mistake: a TypeError that
+    says what was expected, rather than a form that silently lacks the field.
+    """
+    extension = current_app.extensions["indexnow"].extension
+    callback = extension.status_form_fields_callback
+    if callback is None:
+        return []
+    fields = callback()
+    if fields is None:
+        return []
+    if not isinstance(fields, Mapping):
+        raise TypeError("@indexnow.status_form_fields must return a dict of hidden field name -> string value, "
+                        f"got {type(fields).__name__}")
+    pairs: list[tuple[str, str]] = []
+    for name, value in fields.items():
+        if not isinstance(name, str) or not name or not isinstance(value, str):
+            raise TypeError("@indexnow.status_form_fields must return a dict of hidden field name -> string "
+                            f"value, got the item {name!r}: {value!r}")
+        if name == FIELD:
+            raise TypeError(f"@indexnow.status_form_fields cannot set {FIELD!r}: the status page's own field")
+        pairs.append((name, value))
+    return pairs
 
 
 def protect() -> None:

@@ -84,6 +84,7 @@ def index() -> ResponseReturnValue:
         csrf_token=csrf.generate_token(),
         csrf_field=csrf.FIELD,
         host_csrf=csrf.host_field(),
+        extra_fields=csrf.extra_fields(),
         settings=state.settings,
     )
 

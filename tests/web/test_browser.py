@@ -148,6 +148,21 @@ def test_process_queue_button(make_app, endpoint, driver):
     assert console_errors(driver) == []  # no CSP violation, no failed resource
 
 
+def test_buttons_under_a_host_with_its_own_csrf_nonce(make_app, endpoint, driver):
+    """Issue 19.3: the host refuses every form POST without its session's nonce; the hook adds it."""
+    from .test_status_host_nonce import nonce_host, with_hook
+
+    app = with_hook(nonce_host(allow(make_app(INDEXNOW_QUEUE_ENABLED=False))))
+    with app.app_context():
+        extension(app).enqueue("https://example.com/nonce")
+    with LiveServer(app) as server:
+        driver.get(server.url + PREFIX + "/")
+        click_and_wait(driver, "process-queue")
+        assert "Queue processed: claimed 1, succeeded 1" in wait_for(driver, "notice").text
+    assert endpoint.urls_received() == ["https://example.com/nonce"]
+    assert rows(app) == []
+
+
 ATTACK = """<!doctype html>
 <html><body>
 <h1>You won a prize</h1>
