@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from urllib.parse import urlsplit
-
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from flask import current_app, g, request, session
 from itsdangerous import BadData, URLSafeTimedSerializer
