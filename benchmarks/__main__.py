@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, enqueue, last_seen, processes, web
+from . import delivery, editing, enqueue, last_seen, processes, web
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -49,13 +49,18 @@ class Sizes:
     memory_urls: int = 10_000
     last_seen_rounds: int = 15
     last_seen_requests: int = 200
+    editing_rounds: int = 6
+    editing_requests: int = 400
+    watched_rounds: int = 7
+    watched_saves: int = 200
 
 
 QUICK = Sizes(
     overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
-    last_seen_rounds=5, last_seen_requests=50,
+    last_seen_rounds=5, last_seen_requests=50, editing_rounds=2, editing_requests=80, watched_rounds=2,
+    watched_saves=30,
 )
 
 
@@ -88,10 +93,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-8)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-10)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 9))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 11))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -112,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         sqlite_url = f"sqlite:///{work / 'bench.db'}"
         s = sizes
         # The second field names the server a figure needs ("" for none).
-        plan: list[tuple[int, str, Callable[[], Figure]]] = [
+        plan: list[tuple[int, str, Callable[[], Figure | list[Figure]]]] = [
             (1, "", lambda: web.request_overhead(work, s.overhead_rounds, s.overhead_requests)),
             (2, "pg", lambda: web.save_latency(POSTGRES_URL, s.save_rounds, s.saves)),
             (3, "", lambda: delivery.delivery(3, sqlite_url, s.delivery_urls, s.delivery_rounds)),
@@ -133,17 +138,22 @@ def main(argv: list[str] | None = None) -> int:
             (7, "", lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
             (8, "", lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
             (8, "pg", lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
+            (9, "pg", lambda: editing.editing_workload(9, POSTGRES_URL, s.editing_rounds, s.editing_requests)),
+            (9, "", lambda: editing.editing_workload(9, f"sqlite:///{work / 'blog.db'}", s.editing_rounds,
+                                                     s.editing_requests)),
+            (10, "pg", lambda: editing.watched_save(10, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
         ]
         try:
             available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}
             for number, server, run in plan:
                 if number not in wanted or not available[server]:
                     continue
-                figure = run()
-                figures.append(figure)
-                ratio = "-" if figure.ratio is None else f"{figure.ratio:.3f}"
-                print(f"  [{number}] {figure.name}: {figure.ours} vs {figure.floor} -> {ratio} (goal {figure.goal})",
-                      flush=True)
+                result = run()
+                for figure in result if isinstance(result, list) else [result]:
+                    figures.append(figure)
+                    ratio = "-" if figure.ratio is None else f"{figure.ratio:.3f}"
+                    print(f"  [{number}] {figure.name}: {figure.ours} vs {figure.floor} -> {ratio} "
+                          f"(goal {figure.goal})", flush=True)
         finally:
             drop_all()
     print(f"\nDone in {time.perf_counter() - started:.0f}s.\n")

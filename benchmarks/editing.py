@@ -1,0 +1,186 @@
+"""Figures 9 and 10: what the extension costs an editing site (issue 19).
+
+9. An editing workload (saves and page views, 4 client threads) against a blog
+   served by gunicorn with 4 sync workers, a real local endpoint answering in
+   50 ms: without the extension, with it (the background ticker), and with it
+   ticking in the close callback as before (the request's worker busy for the
+   tick). Latency median and p95 per variant, interleaved rounds.
+10. One watched save (``related=`` and ``fields=``) against the same save of an
+   unwatched model, in process, PostgreSQL: the cost the save's transaction pays.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import requests
+import sqlalchemy as sa
+
+from . import blog_server
+from .endpoint import Endpoint
+from .harness import Figure, backend_name, interleave, median, ms
+from .site import new_prefix, register
+
+WORKERS = 4
+CLIENTS = 4
+#: One save in this many requests; the others are page views.
+SAVE_EVERY = 5
+VARIANTS = {"plain": ("plain", "auto"), "ticker": ("ext", "thread"), "close": ("ext", "after-response")}
+
+
+class Gunicorn:
+    """gunicorn with WORKERS sync workers serving one variant of the blog."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        env = dict(os.environ, **{blog_server.CONFIG_ENV: json.dumps(config)})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--workers", str(WORKERS), "--worker-class", "sync",
+             "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning", "benchmarks.blog_server:create_app()"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{self.base}/posts/1", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError("gunicorn did not start")
+            time.sleep(0.2)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def _workload(base: str, requests_per_round: int, latencies: list[float]) -> float:
+    """CLIENTS threads share ``requests_per_round`` requests (one save in SAVE_EVERY); returns the seconds."""
+    lock = threading.Lock()
+    per_client = requests_per_round // CLIENTS
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        session = requests.Session()
+        mine: list[float] = []
+        for n in range(per_client):
+            post = rng.randint(1, blog_server.POSTS)
+            started = time.perf_counter()
+            if n % SAVE_EVERY == 0:
+                response = session.post(f"{base}/posts/{post}", data={"body": f"revision {seed} {n}"}, timeout=30)
+            else:
+                response = session.get(f"{base}/posts/{post}", timeout=30)
+            mine.append(time.perf_counter() - started)
+            assert response.status_code == 200, response.status_code
+        session.close()
+        with lock:
+            latencies.extend(mine)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1]
+
+
+def editing_workload(number: int, database_url: str, rounds: int, requests_per_round: int) -> list[Figure]:
+    with Endpoint(delay=0.05) as endpoint:
+        servers: dict[str, Gunicorn] = {}
+        try:
+            for name, (variant, tick_mode) in VARIANTS.items():
+                config = {"database_url": database_url, "prefix": new_prefix(), "endpoint_url": endpoint.url,
+                          "variant": variant, "tick_mode": tick_mode}
+                app, db, post = blog_server.build(config)
+                register(db, blog_server.seed(app, db, post), app)
+                servers[name] = Gunicorn(config)
+            latencies: dict[str, list[float]] = {name: [] for name in servers}
+            for server in servers.values():  # warm up every worker
+                _workload(server.base, CLIENTS * 10, [])
+            interleave({name: functools.partial(_workload, server.base, requests_per_round, latencies[name])
+                        for name, server in servers.items()}, rounds)
+            time.sleep(1.0)  # the last ticks
+            delivered = endpoint.stats()["urls"]
+        finally:
+            for server in servers.values():
+                server.stop()
+    assert delivered > 0, "the extension's variants delivered nothing"
+    backend = backend_name(database_url)
+    med = {name: median(values) for name, values in latencies.items()}
+    p95 = {name: _p95(values) for name, values in latencies.items()}
+    note = (f"editing workload: {rounds} interleaved rounds of {requests_per_round} requests (one save in "
+            f"{SAVE_EVERY}) from {CLIENTS} client threads, gunicorn {WORKERS} sync workers, endpoint 50 ms; "
+            f"ticking in the close callback instead (before issue 19): median {ms(med['close'])} "
+            f"({med['close'] / med['plain']:.3f}), p95 {ms(p95['close'])} ({p95['close'] / p95['plain']:.3f}); "
+            f"{delivered} URLs delivered in all.")
+    figures = []
+    for label, values in (("median", med), ("p95", p95)):
+        ratio = values["ticker"] / values["plain"]
+        figures.append(Figure(number, f"editing workload, request latency {label} ({backend}, 4 sync workers)",
+                              ms(values["ticker"]), ms(values["plain"]), ratio, "<= 1.05", ratio <= 1.05, note))
+    return figures
+
+
+def watched_save(number: int, database_url: str, rounds: int, saves: int) -> Figure:
+    sites = {}
+    for name in ("watched", "plain"):
+        config = {"database_url": database_url, "prefix": new_prefix(), "endpoint_url": "http://127.0.0.1:9/indexnow",
+                  "variant": "ext" if name == "watched" else "plain"}
+        app, db, post = blog_server.build(config)
+        register(db, blog_server.seed(app, db, post), app)
+        sites[name] = (app, db, post)
+
+    def sample(name: str) -> float:
+        app, db, post = sites[name]
+        with app.app_context():
+            started = time.perf_counter()
+            for n in range(saves):
+                item = db.session.get(post, 1 + n % blog_server.POSTS)
+                item.body = f"revision {time.perf_counter_ns()}"
+                db.session.commit()
+            elapsed = time.perf_counter() - started
+            db.session.remove()
+        return elapsed / saves
+
+    for name in sites:
+        sample(name)
+    timings = interleave({name: functools.partial(sample, name) for name in sites}, rounds)
+    watched, plain = median(timings["watched"]), median(timings["plain"])
+    app, db, _ = sites["watched"]
+    with app.app_context(), db.engine.connect() as connection:
+        queued = connection.execute(sa.select(sa.func.count()).select_from(
+            app.extensions["indexnow"].models.Queue.__table__)).scalar()
+    assert queued, "the watched saves queued nothing"
+    extra = watched - plain
+    return Figure(number, f"one watched save (related=, fields=) vs unwatched ({backend_name(database_url)})",
+                  ms(watched), ms(plain), watched / plain, "<= 1 ms more", extra <= 0.001,
+                  f"watched save: {ms(extra)} more per save (the post, its tag page and the home page queued "
+                  f"in the save's transaction); {rounds} interleaved rounds of {saves} saves (load, change, commit).")
