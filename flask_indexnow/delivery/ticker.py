@@ -11,8 +11,9 @@ same lock, budget, breaker and "nothing due, no query" rules as before.
 The thread is started on the first wake and ends after :data:`IDLE_EXIT`
 seconds without one, so an app that is gone (a test's, say) leaves nothing
 running; after ``fork()`` (gunicorn's ``--preload``) the child starts its own.
-At interpreter shutdown the tick under way may finish (within its budget) and
-the thread ends; nothing starts after that.
+At interpreter shutdown the tick under way, and the one a last response asked
+for, may finish (within their budget, :data:`SHUTDOWN_WAIT` in all); no wake
+is taken after that.
 
 Where threads do not run (uWSGI without ``--enable-threads`` or ``--threads``),
 ``INDEXNOW_TICK_MODE = "auto"`` falls back to ticking in the close callback, as
@@ -114,7 +115,7 @@ class Ticker:
         self._worker: Any = None
         self._event: Any = None
         self._wanted: bool | None = None  # None: no wake waiting; else whether it asks for a tick
-        self._busy = False
+        self._busy = 0  # ticks running (two for a moment when a stopped ticker's last tick ends late)
 
     # -- the request side (cheap: no I/O) ---------------------------------------
 
@@ -141,31 +142,49 @@ class Ticker:
     # -- the ticker side --------------------------------------------------------
 
     def _loop(self, event: Any) -> None:
-        while True:
-            event.wait(IDLE_EXIT)
-            with self._lock:
-                # Ended: idle too long, stopped (another event, or none), or the interpreter is exiting.
-                if self._event is not event or _shutting_down or not event.is_set():
-                    if self._event is event:
-                        self._worker = self._event = None
+        try:
+            while True:
+                ticking = self._next(event)
+                if ticking is None:
                     return
+                try:
+                    self._run(ticking)
+                except Exception:  # the runner logs its own failures; this thread must not die of one
+                    logger.exception("IndexNow: the background tick failed")
+                finally:
+                    with self._lock:
+                        self._busy -= 1
+        finally:  # ended, or killed (a greenlet's GreenletExit): the next wake starts another
+            with self._lock:
+                if self._event is event:
+                    self._worker = self._event = None
+
+    def _next(self, event: Any) -> bool | None:
+        """Wait for a wake; what it asks for (a tick or not), or None when this ticker is to end.
+
+        It ends when idle for IDLE_EXIT, when stopped (its event is no longer
+        the ticker's), or at interpreter exit once no wake is waiting: a save
+        made just before the exit still gets its tick.
+        """
+        while True:
+            woke = True if _shutting_down else event.wait(IDLE_EXIT)
+            with self._lock:
+                if self._event is not event:
+                    return None
                 event.clear()
-                ticking, self._wanted = bool(self._wanted), None
-                self._busy = True
-            try:
-                self._run(ticking)
-            except BaseException:  # the runner logs its own failures; a thread must not die silently
-                logger.exception("IndexNow: the background tick failed")
-            finally:
-                with self._lock:
-                    self._busy = False
+                if self._wanted is not None:
+                    ticking, self._wanted = self._wanted, None
+                    self._busy += 1
+                    return ticking
+                if _shutting_down or not woke:
+                    return None
 
     # -- waiting and stopping ---------------------------------------------------
 
     def idle(self) -> bool:
         """No tick running and none asked for."""
         with self._lock:
-            return not self._busy and self._wanted is None
+            return self._busy == 0 and self._wanted is None
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until the ticker is idle (tests, shutdown); False when ``timeout`` ran out first."""
@@ -204,9 +223,9 @@ def _after_fork_in_child() -> None:
 def _at_exit() -> None:
     global _shutting_down
     _shutting_down = True
-    for ticker in list(_tickers):
+    for ticker in list(_tickers):  # no new wake from now on; the one waiting, if any, still runs
         with ticker._lock:
-            event, ticker._wanted = ticker._event, None
+            event = ticker._event
         if event is not None:
             event.set()
     deadline = time.monotonic() + SHUTDOWN_WAIT
