@@ -39,3 +39,19 @@ def test_point_app_at_a_url_and_undo(make_app) -> None:
     settings = app.extensions["indexnow"].settings
     assert (settings.endpoint, settings.allow_private_endpoint) == ("https://api.indexnow.org/indexnow", False)
     assert app.config["INDEXNOW_ALLOW_PRIVATE_ENDPOINT"] is False
+
+
+def test_wait_for_tick_waits_for_the_background_tick_a_closed_response_woke(make_app) -> None:
+    app = make_app()
+    app.add_url_rule("/", "home", lambda: "hello")
+    with RecordingEndpoint() as endpoint:
+        harness = IndexNowHarness(endpoint)
+        harness.use(app)
+        endpoint.script(Reply(200, delay=0.3))  # the tick is still waiting for it when close() returns
+        with app.app_context():
+            app.extensions["indexnow"].extension.enqueue("https://example.com/a")
+        app.test_client().get("/").close()
+        assert harness.wait_for_tick(app)
+        assert harness.sent_urls == ["https://example.com/a"]
+        assert harness.queued_urls(app) == []
+        harness.close()
