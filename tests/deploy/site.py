@@ -3,7 +3,7 @@
 Built from the JSON in ``INDEXNOW_SCALE_CONFIG`` (as tests/scale/siteapp.py), so
 the server's workers share the test's tables and endpoint. ``GET /`` is a page
 view; ``POST /save`` queues the URL in its ``url`` form field, as a watched save
-would. With ``INDEXNOW_DEPLOY_WARM_UP`` set, the app answers one request
+would; ``GET /ticker`` names what runs the tick. With ``INDEXNOW_DEPLOY_WARM_UP`` set, the app answers one request
 before the server forks its workers (gunicorn ``--preload``): this process's
 ticker thread is then running when the fork happens.
 """
@@ -37,6 +37,12 @@ def create_app() -> Flask:
     def save() -> str:
         indexnow.enqueue(request.form["url"])
         return "saved"
+
+    @app.get("/ticker")
+    def ticker_kind() -> str:
+        """What runs this worker's tick: Thread, or Greenlet under gevent (None: not started)."""
+        ticker = app.extensions["indexnow"].ticker
+        return type(ticker._worker).__name__ if ticker is not None else "no ticker"
 
     if os.environ.get(WARM_UP_ENV):
         with app.test_client() as client:

@@ -127,6 +127,9 @@ def test_the_tick_delivers_under_each_server(make_app, endpoint: EndpointServer,
             for url in urls:
                 assert browser.request("POST", "/save", {"url": url})[:2] == (200, "saved")
                 browser.request("GET", "/")  # one page view between saves, as an editor would
+            if server != "werkzeug-dev":  # a greenlet under gevent, an OS thread elsewhere
+                kind = browser.request("GET", "/ticker")[1]
+                assert kind == ("Greenlet" if server == "gunicorn-gevent" else "Thread"), kind
         finally:
             browser.close()
         wait_until(lambda: set(urls) <= set(endpoint.urls_received()), 60, "every saved URL to be delivered")
