@@ -4,7 +4,9 @@ One sync worker, an endpoint that accepts every connection and never answers,
 INDEXNOW_TIMEOUT of 10 s and three hosts queued: without a budget, one tick
 would wait 3 × 10 s and gunicorn (``--timeout 4``) would kill the worker
 (``WORKER TIMEOUT``). With INDEXNOW_TICK_BUDGET = 2 every tick ends in time,
-the worker keeps serving, and the rows end up ``pending`` again.
+the worker keeps serving, and the rows end up ``pending`` again. Since issue 19
+the tick runs on the worker's tick thread, so the worker serves even while a
+tick waits; the budget still bounds each tick (its rows are tried once each).
 """
 
 from __future__ import annotations
