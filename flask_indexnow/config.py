@@ -54,6 +54,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
+    "INDEXNOW_VERIFY": (None, "before an update is sent, ask for the page and send only what engines would index: "
+                              "None (no check), 'app' (the app itself, in-process) or 'http' (a real GET); see Only indexable pages"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -124,6 +126,8 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    #: INDEXNOW_VERIFY: None, "app" or "http".
+    verify: str | None = None
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -350,9 +354,19 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        verify=_verify(config["INDEXNOW_VERIFY"]),
     )
     _check_timeout(settings)
     return settings
+
+
+def _verify(value: Any) -> str | None:
+    """INDEXNOW_VERIFY: None, "app" or "http" (any case; surrounding blanks ignored)."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("app", "http"):
+        return value.strip().lower()
+    raise ConfigurationError(f"INDEXNOW_VERIFY must be None, 'app' or 'http', got {value!r}")
 
 
 def _endpoints(value: Any) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from ..keys.rules import key_for, key_problem
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
+from ..verify.screen import screen
 from . import due, passlog
 from .breaker import CacheUnavailable
 from .budget import take as take_budget
@@ -78,6 +79,8 @@ class PassResult:
     dry_run: int = 0
     requests: int = 0
     released: int = 0
+    #: Rows not sent because their page is not indexable (INDEXNOW_VERIFY).
+    skipped: int = 0
     skipped_reason: str | None = None
     paused_until: datetime | None = None
 
@@ -96,6 +99,8 @@ class PassResult:
         )
         if self.dry_run:
             text += f", dry run {self.dry_run}"
+        if self.skipped:
+            text += f", skipped {self.skipped} (not indexable)"
         return text
 
 
@@ -138,6 +143,10 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
             result.reset_stale = _sweep_if_due(state, connection, now)
             rows = claim(state, connection, limit, now, token)
             result.claimed = len(rows)
+            if rows and state.settings.verify:  # INDEXNOW_VERIFY: only indexable pages go on (verify/screen.py)
+                rows, screened = screen(state, connection, token, rows, deadline)
+                result.skipped, result.released = screened.skipped, screened.released
+                result.retried, result.failed = screened.retried, screened.failed
             if rows:
                 _deliver_all(state, connection, token, rows, result, now, deadline)
             next_stamp = _next_due(state, connection, now, drained=result.claimed < limit)
@@ -454,7 +463,8 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     this, a page deleted and then republished unchanged would never be
     submitted again.)
     """
-    record_all = state.settings.resubmit_interval > 0
+    # With INDEXNOW_VERIFY every delivery is recorded: a page delivered before is withdrawn once it stops being indexable.
+    record_all = state.settings.resubmit_interval > 0 or state.settings.verify is not None
     if not (record_all or any(r.fingerprint for r in rows)
             or any(a.fingerprint for a in state.extension.adapters.values())):
         return  # this app keeps no ledger: nothing to record, nothing to clear
@@ -463,6 +473,7 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
             "fingerprint": r.fingerprint if r.action == "update" else None, "last_success_at": now,
+            "withdrawn_at": now if r.action == "delete" else None,
         }
         for r in rows
     }
@@ -470,7 +481,7 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
     for chunk in chunks(written, ROWS_PER_STATEMENT):
-        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
+        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at", "withdrawn_at"))
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
         for part in chunks(forgotten, ROWS_PER_STATEMENT):

@@ -1,0 +1,184 @@
+"""Judging one page's answer: status, ``X-Robots-Tag``, ``<meta name="robots">``, canonical.
+
+Pure functions over what the page answered (:class:`PageAnswer`); the fetchers
+in :mod:`.fetch` make the answer. Only the document's head is parsed, with the
+standard library's tolerant :class:`html.parser.HTMLParser`: the bytes before
+``<body`` (the body was read up to a cap already), so a large page costs one
+search and a short parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from ..errors import InvalidURLError
+from ..urls import check_url
+from .verdict import Verdict
+
+#: ``<meta name=…>`` values that speak to the engines IndexNow feeds.
+META_NAMES = frozenset({"robots", "bingbot", "yandex"})
+#: ``X-Robots-Tag: <agent>: …`` agents that speak to them (a bare directive speaks to all).
+HEADER_AGENTS = frozenset({"bingbot", "yandex"})
+#: Directives that switch indexing off.
+NOINDEX = frozenset({"noindex", "none"})
+#: ``X-Robots-Tag`` directives written ``name: value``: their name is no user agent.
+_VALUED_DIRECTIVES = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
+_BODY_RE = re.compile(rb"<body[\s>/]", re.IGNORECASE)
+_CHARSET_RE = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
+_LINK_RE = re.compile(r"<([^>]*)>\s*((?:;\s*[^,;]+)*)")
+
+
+@dataclass(frozen=True)
+class PageAnswer:
+    """What a GET of the page gave: the status, the headers (name, value), the start of the body."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+    def header(self, name: str) -> list[str]:
+        lowered = name.lower()
+        return [value for key, value in self.headers if key.lower() == lowered]
+
+
+def judge(url: str, answer: PageAnswer) -> Verdict:
+    """The verdict for ``url`` from its answer (robots.txt is :mod:`.robots`' question)."""
+    status = answer.status
+    if 300 <= status < 400:
+        location = (answer.header("Location") or [""])[0].strip()
+        target = f" to {urljoin(url, location)}" if location else " without a Location"
+        return Verdict(url, "redirect", f"HTTP {status}{target}")
+    if status in (404, 410):
+        return Verdict(url, "gone", f"HTTP {status}")
+    if status >= 500 or status == 429:
+        return Verdict(url, "error", f"the page answered HTTP {status}")
+    if status >= 400:  # engines treat every other 4xx as they treat a 404 (nothing to index)
+        return Verdict(url, "gone", f"HTTP {status}")
+    if status < 200:
+        return Verdict(url, "error", f"the page answered HTTP {status}")
+    if header_noindex(answer.header("X-Robots-Tag")):
+        return Verdict(url, "noindex", "X-Robots-Tag")
+    canonical = _link_header_canonical(answer.header("Link"))
+    if _is_html(answer):
+        head = read_head(answer.body, _charset(answer))
+        if head.noindex_by:
+            return Verdict(url, "noindex", f"meta {head.noindex_by}")
+        canonical = canonical or head.canonical
+    if canonical:
+        target = urljoin(url, canonical)
+        if not same_url(url, target):
+            return Verdict(url, "canonical", target)
+    return Verdict(url, "indexable")
+
+
+def header_noindex(values: Iterable[str]) -> bool:
+    """Whether ``X-Robots-Tag`` values switch indexing off for every agent or one of :data:`HEADER_AGENTS`.
+
+    ``googlebot: noindex`` speaks to another engine's crawler only: it does not count.
+    An agent prefix applies to the directives after it in the same header value.
+    """
+    for value in values:
+        agent: str | None = None
+        for part in value.split(","):
+            token = part.strip().lower()
+            name, colon, rest = token.partition(":")
+            name = name.strip()
+            if colon and name not in _VALUED_DIRECTIVES and name and " " not in name:
+                agent, token = name, rest.strip()
+            if token in NOINDEX and (agent is None or agent in HEADER_AGENTS):
+                return True
+    return False
+
+
+def meta_noindex(content: str) -> bool:
+    """Whether a robots meta ``content`` holds ``noindex`` or ``none``."""
+    return any(token.strip().lower() in NOINDEX for token in content.split(","))
+
+
+@dataclass
+class Head:
+    """What the head says: the meta name that switched indexing off (or None), the canonical href."""
+
+    noindex_by: str | None = None
+    canonical: str | None = None
+
+
+class _HeadParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.head = Head()
+        self.done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.done:
+            return
+        if tag == "body":
+            self.done = True
+            return
+        values = {name.lower(): (value or "") for name, value in attrs}
+        if tag == "meta":
+            name = values.get("name", "").strip().lower()
+            if name in META_NAMES and self.head.noindex_by is None and meta_noindex(values.get("content", "")):
+                self.head.noindex_by = name
+        elif tag == "link" and self.head.canonical is None:
+            if "canonical" in values.get("rel", "").lower().split() and values.get("href", "").strip():
+                self.head.canonical = values["href"].strip()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "head":
+            self.done = True
+
+
+def read_head(body: bytes, charset: str = "utf-8") -> Head:
+    """The robots metas and the canonical link of an HTML document's head (the bytes before ``<body``)."""
+    found = _BODY_RE.search(body)
+    head = body if found is None else body[: found.start()]
+    try:
+        text = head.decode(charset, errors="replace")
+    except LookupError:  # an unknown charset name
+        text = head.decode("utf-8", errors="replace")
+    parser = _HeadParser()
+    try:
+        parser.feed(text)
+        parser.close()
+    except Exception:  # noqa: BLE001 - a page's broken markup says nothing about its indexing
+        pass
+    return parser.head
+
+
+def same_url(page: str, other: str) -> bool:
+    """Whether two URLs name the same page, in the queue's normal form (fragment ignored)."""
+    return _normal(page) == _normal(other)
+
+
+def _normal(url: str) -> str:
+    try:
+        return check_url(url).url
+    except InvalidURLError:  # not a submittable URL: compare its plain parts
+        parts = urlsplit(url.strip())
+        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
+
+
+def _is_html(answer: PageAnswer) -> bool:
+    kind = (answer.header("Content-Type") or ["text/html"])[0].split(";")[0].strip().lower()
+    return kind in ("text/html", "application/xhtml+xml", "")
+
+
+def _charset(answer: PageAnswer) -> str:
+    found = _CHARSET_RE.search((answer.header("Content-Type") or [""])[0])
+    return found.group(1) if found else "utf-8"
+
+
+def _link_header_canonical(values: Iterable[str]) -> str | None:
+    """The target of a ``Link: <…>; rel="canonical"`` header, if any."""
+    for value in values:
+        for target, params in _LINK_RE.findall(value):
+            for param in params.split(";"):
+                name, _, rel = param.partition("=")
+                if name.strip().lower() == "rel" and "canonical" in rel.strip().strip("\"'").lower().split():
+                    return str(target).strip()
+    return None
