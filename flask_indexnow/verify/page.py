@@ -28,6 +28,10 @@ NOINDEX = frozenset({"noindex", "none"})
 #: ``X-Robots-Tag`` directives written ``name: value``: their name is no user agent.
 _VALUED_DIRECTIVES = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
 _BODY_RE = re.compile(rb"<body[\s>/]", re.IGNORECASE)
+#: What a head may hold that is not markup: comments, and the text of scripts, styles, titles, templates.
+_HIDDEN_RE = re.compile(r"<!--.*?(?:-->|$)|<(script|style|title|template)\b.*?(?:</\1\s*>|$)",
+                        re.IGNORECASE | re.DOTALL)
+_TAG_RE = re.compile(r"<(?:meta|link)\b(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.IGNORECASE)
 _CHARSET_RE = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.IGNORECASE)
 _LINK_RE = re.compile(r"<([^>]*)>\s*((?:;\s*[^,;]+)*)")
 
@@ -134,16 +138,23 @@ class _HeadParser(HTMLParser):
 
 
 def read_head(body: bytes, charset: str = "utf-8") -> Head:
-    """The robots metas and the canonical link of an HTML document's head (the bytes before ``<body``)."""
+    """The robots metas and the canonical link of an HTML document's head (the bytes before ``<body``).
+
+    Comments, scripts and styles are cut out first (a ``<meta>`` written in
+    them is no tag), then only the ``<meta>`` and ``<link>`` tags go through
+    the parser: the same answer as parsing the whole head, at a fraction of
+    the cost.
+    """
     found = _BODY_RE.search(body)
     head = body if found is None else body[: found.start()]
     try:
         text = head.decode(charset, errors="replace")
     except LookupError:  # an unknown charset name
         text = head.decode("utf-8", errors="replace")
+    text = _HIDDEN_RE.sub(" ", text)
     parser = _HeadParser()
     try:
-        parser.feed(text)
+        parser.feed("".join(_TAG_RE.findall(text)))
         parser.close()
     except Exception:  # noqa: BLE001 - a page's broken markup says nothing about its indexing
         pass
@@ -157,10 +168,14 @@ def same_url(page: str, other: str) -> bool:
 
 def _normal(url: str) -> str:
     try:
-        return check_url(url).url
+        url = check_url(url).url
     except InvalidURLError:  # not a submittable URL: compare its plain parts
-        parts = urlsplit(url.strip())
-        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
+        url = url.strip()
+    parts = urlsplit(url)
+    scheme, netloc = parts.scheme.lower(), parts.netloc.lower()
+    if netloc.endswith({"http": ":80", "https": ":443"}.get(scheme, "\0")):  # the default port says nothing
+        netloc = netloc.rsplit(":", 1)[0]
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
 
 
 def _is_html(answer: PageAnswer) -> bool:
