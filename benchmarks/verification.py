@@ -19,8 +19,8 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import Flask, render_template
-from jinja2 import DictLoader
 from flask_sqlalchemy import SQLAlchemy
+from jinja2 import DictLoader
 
 from flask_indexnow import IndexNow
 
