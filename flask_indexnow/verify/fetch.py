@@ -91,7 +91,9 @@ def wsgi_environ(url: str) -> dict[str, Any]:
 
     Built by hand rather than through werkzeug's ``EnvironBuilder``: the same
     keys, at a fraction of the cost, which is most of what a verification adds
-    to the page's own work.
+    to the page's own work. Like ``EnvironBuilder``'s, it has no ``REMOTE_ADDR``:
+    the request comes from no client, and a view that trusts loopback callers
+    must not take it for one.
     """
     parts = urlsplit(url)
     scheme = parts.scheme
@@ -109,7 +111,6 @@ def wsgi_environ(url: str) -> dict[str, Any]:
         "SERVER_PORT": str(port),
         "HTTP_HOST": parts.netloc,
         "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
         "HTTP_USER_AGENT": user_agent(),
         "HTTP_ACCEPT": "text/html,*/*;q=0.8",
         "wsgi.version": (1, 0),

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from .. import claims, clock, retry
+from .. import claims, clock, engines, retry
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
@@ -124,7 +124,7 @@ def _unclaimed(now: datetime) -> dict[str, Any]:
 def _write(state: IndexNowState, connection: sa.Connection, token: str, rows: Sequence[Any],
            verdicts: dict[str, Verdict], now: datetime) -> tuple[set[int], int, int]:
     """The verification's outcome in one transaction; returns the ids sent as deletes, the rows retried, failed."""
-    queue, history = state.models.queue, state.models.history
+    queue = state.models.queue
     not_sent = [row for row in rows if not verdicts[row.url].sent and not verdicts[row.url].temporary]
     withdrawn = _to_withdraw(state, connection, not_sent)
     if withdrawn:
@@ -132,7 +132,7 @@ def _write(state: IndexNowState, connection: sa.Connection, token: str, rows: Se
             connection.execute(sa.update(queue).where(*_held(queue, token, part)).values(action="delete"))
     skipped = [row for row in not_sent if row.id not in withdrawn]
     if skipped:
-        _history(connection, history, skipped, verdicts, now, lambda _row: "skipped")
+        _history(state, connection, skipped, verdicts, now, lambda _row: "skipped")
         for part in chunks([row.id for row in skipped], ROWS_PER_STATEMENT):
             connection.execute(sa.delete(queue).where(*_held(queue, token, part)))
     retried, failed = _retry(state, connection, token, [row for row in rows if verdicts[row.url].temporary],
@@ -165,14 +165,16 @@ def _to_withdraw(state: IndexNowState, connection: sa.Connection, rows: Sequence
     return {row.id for row in rows if (row.host, url_hash(row.url)) in delivered}
 
 
-def _history(connection: sa.Connection, history: sa.Table, rows: Sequence[Any], verdicts: dict[str, Verdict],
+def _history(state: IndexNowState, connection: sa.Connection, rows: Sequence[Any], verdicts: dict[str, Verdict],
              now: datetime, status: Any) -> None:
+    """One history row per row, as a delivery writes it (the engine's endpoint URL, no HTTP status)."""
     entries = [
         {"host": row.host, "url": row.url, "action": row.action, "status": status(row), "http_status": None,
          "error": str(verdicts[row.url])[:_ERROR_CHARS], "attempts": row.attempts + 1, "created_at": now,
-         "engine": None}
+         "engine": engines.resolve(state, row.engine) or row.engine or None}
         for row in rows
     ]
+    history = state.models.history
     for part in chunks(entries, ROWS_PER_STATEMENT):
         connection.execute(sa.insert(history), list(part))
 
@@ -201,7 +203,7 @@ def _retry(state: IndexNowState, connection: sa.Connection, token: str, rows: Se
                 (queue.c.attempts, queue.c.attempts + 1),
             ))
     failed = [row for row in rows if retry.gives_up(row.attempts + 1, limit)]
-    _history(connection, state.models.history, rows, verdicts, now,
+    _history(state, connection, rows, verdicts, now,
              lambda row: "failed" if retry.gives_up(row.attempts + 1, limit) else "retry")
     return len(rows) - len(failed), len(failed)
 

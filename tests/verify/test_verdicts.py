@@ -32,7 +32,7 @@ def test_a_page_engines_would_not_index_is_skipped(site, endpoint, clock, path, 
     assert skipped(app) == {BASE + path: error}
     assert rows(app, "Queue") == []  # the skipped row left the queue
     [history] = rows(app, "History", status="skipped")
-    assert (history.action, history.http_status) == ("update", None)
+    assert (history.action, history.http_status, history.engine) == ("update", None, endpoint.url)
 
 
 @pytest.mark.parametrize("path", ["/ok", "/googlebot-only", "/header-other-bot", "/self", "/search?q=shoes"])
