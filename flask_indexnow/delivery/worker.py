@@ -473,15 +473,19 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
         (r.host, r.url): {
             "host": r.host, "url": r.url, "url_hash": url_hash(r.url),
             "fingerprint": r.fingerprint if r.action == "update" else None, "last_success_at": now,
-            "withdrawn_at": now if r.action == "delete" else None,
         }
         for r in rows
     }
+    columns: tuple[str, ...] = ("fingerprint", "last_success_at")
+    if state.settings.verify is not None:  # a delivered delete withdraws the page (verify/screen.py); an update ends that
+        columns += ("withdrawn_at",)
+        for r in rows:
+            entries[(r.host, r.url)]["withdrawn_at"] = now if r.action == "delete" else None
     written = sorted(
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
     for chunk in chunks(written, ROWS_PER_STATEMENT):
-        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at", "withdrawn_at"))
+        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=columns)
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
         for part in chunks(forgotten, ROWS_PER_STATEMENT):
