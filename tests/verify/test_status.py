@@ -23,6 +23,8 @@ def test_skipped_urls_are_counted_by_verdict(site, endpoint, clock):
     assert sum(hour["skipped"] for hour in web["deliveries_per_hour"]) == 5
     html = app.test_client().get(PREFIX + "/").get_data(as_text=True)
     assert "noindex 2, canonical 1, redirect 1, robots 1." in html
+    text = app.test_cli_runner().invoke(args=["indexnow", "status"]).output
+    assert "Not sent, not indexable (24h): noindex 2, canonical 1, redirect 1, robots 1" in text
 
     clock.advance(hours=25)  # the counts are of the last 24 hours
     web, _cli = both(app)
