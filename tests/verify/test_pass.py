@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from flask_indexnow.delivery.worker import process_queue
 from flask_indexnow.state import get_state
+from flask_indexnow.status import csrf
 
 from ..conftest import rows
 from ..delivery.conftest import ext
 from ..endpoint_server import EndpointServer
+from ..web.conftest import PREFIX, allow, page_token
+from ..web.test_status_actions import notice
 from .conftest import send, skipped
 from .site import BASE
 
@@ -61,3 +66,27 @@ def test_a_dry_run_verifies_too(site, endpoint, clock):
     result = send(app, "/ok", "/noindex-meta")
     assert (result.dry_run, result.skipped) == (1, 1)
     assert endpoint.received == []
+
+
+@pytest.mark.every_backend  # a pass inside a request: the page's nested request and the pass share nothing
+def test_the_status_pages_process_button_verifies_inside_its_request(site, endpoint, clock):
+    app = allow(site(INDEXNOW_QUEUE_ENABLED=False))
+    with app.app_context():
+        ext(app).enqueue_many([f"{BASE}/ok", f"{BASE}/noindex-meta", f"{BASE}/private/x"])
+    client = app.test_client()
+    response = client.post(PREFIX + "/process", data={csrf.FIELD: page_token(client)},
+                           headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+    assert response.status_code == 303
+    assert endpoint.urls_received() == [f"{BASE}/ok"]
+    assert notice(client).endswith("skipped 2 (not indexable).")
+    assert skipped(app) == {f"{BASE}/noindex-meta": "noindex: meta robots",
+                            f"{BASE}/private/x": "robots: robots.txt disallows /private/x"}
+
+
+def test_the_after_response_tick_verifies(site, endpoint, clock):
+    app = site()
+    with app.app_context():
+        ext(app).enqueue_many([f"{BASE}/ok", f"{BASE}/canonical"])
+    app.test_client().get("/ok", base_url=BASE).close()  # a visitor; the tick runs after the response
+    assert endpoint.urls_received() == [f"{BASE}/ok"]
+    assert skipped(app) == {f"{BASE}/canonical": f"canonical: {BASE}/ok"}
