@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flask_indexnow import InvalidURLError, __version__
+from flask_indexnow import ConfigurationError, InvalidURLError, __version__
 from flask_indexnow.verify import Verdict
 
 from ..conftest import rows
@@ -73,3 +73,21 @@ def test_the_verdict_reads_as_history_does():
     assert str(Verdict("https://a.example/b", "indexable")) == "indexable"
     assert Verdict("https://a.example/b", "gone", "HTTP 404").sent
     assert not Verdict("https://a.example/b", "gone", "HTTP 404").indexable
+
+
+@pytest.mark.parametrize("value", ["yes", "true", 1, "dns", ["app"]])
+def test_a_bad_setting_fails_at_init_app_naming_it(make_app, value):
+    with pytest.raises(ConfigurationError, match=r"INDEXNOW_VERIFY must be None, 'app' or 'http', got"):
+        make_app(INDEXNOW_VERIFY=value)
+
+
+@pytest.mark.parametrize(("value", "mode"), [(" APP ", "app"), ("http", "http"), (None, None), (False, None)])
+def test_the_setting_is_read_in_any_case(make_app, value, mode):
+    app = make_app(INDEXNOW_VERIFY=value)
+    assert app.extensions["indexnow"].settings.verify == mode
+
+
+def test_a_bad_mode_is_refused_by_name(site):
+    app = site()
+    with app.app_context(), pytest.raises(ValueError, match="verification mode must be one of app, http, got 'ftp'"):
+        ext(app).verify(f"{BASE}/ok", mode="ftp")
