@@ -80,8 +80,11 @@ def screen(state: IndexNowState, bind: Any, token: str, rows: Sequence[Any],
         released = claims.settle(bind, state.models.queue, token, _unclaimed(now), unverified)
         logger.info("IndexNow: tick budget used up while verifying; %d claimed rows given back to pending", released)
     judged = [row for row in updates if row.url in verdicts]
-    outcome = claims.run(bind, lambda connection: _write(state, connection, token, judged, verdicts, now))
-    withdrawn_ids, retried, failed = outcome
+    withdrawn_ids: set[int] = set()
+    retried = failed = 0
+    if judged:
+        withdrawn_ids, retried, failed = claims.run(
+            bind, lambda connection: _write(state, connection, token, judged, verdicts, now))
     skipped = [row for row in judged if not verdicts[row.url].sent and not verdicts[row.url].temporary
                and row.id not in withdrawn_ids]
     _log(skipped, withdrawn_ids, verdicts, judged)
