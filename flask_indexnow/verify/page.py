@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ..errors import InvalidURLError
+from ..safetext import safe_text
 from ..urls import check_url
 from .verdict import Verdict
 
@@ -54,7 +55,7 @@ def judge(url: str, answer: PageAnswer) -> Verdict:
     status = answer.status
     if 300 <= status < 400:
         location = (answer.header("Location") or [""])[0].strip()
-        target = f" to {urljoin(url, location)}" if location else " without a Location"
+        target = f" to {_shown(_join(url, location) or location)}" if location else " without a Location"
         return Verdict(url, "redirect", f"HTTP {status}{target}")
     if status in (404, 410):
         return Verdict(url, "gone", f"HTTP {status}")
@@ -73,10 +74,29 @@ def judge(url: str, answer: PageAnswer) -> Verdict:
             return Verdict(url, "noindex", f"meta {head.noindex_by}")
         canonical = canonical or head.canonical
     if canonical:
-        target = urljoin(url, canonical)
-        if not same_url(url, target):
-            return Verdict(url, "canonical", target)
+        target = _join(url, canonical)
+        if target is None or not same_url(url, target):  # (a link no parser can read names no page of ours)
+            return Verdict(url, "canonical", _shown(target or canonical))
     return Verdict(url, "indexable")
+
+
+#: Characters of a URL the page named (Location, canonical) a verdict's detail carries.
+SHOWN_URL_CHARS = 500
+
+
+def _join(base: str, ref: str) -> str | None:
+    """``ref`` resolved against ``base``; None when it is no URL at all (``http://[oops``)."""
+    try:
+        joined = urljoin(base, ref)
+        urlsplit(joined).port  # noqa: B018 - raises for a port that is no number
+        return joined
+    except ValueError:
+        return None
+
+
+def _shown(url: str) -> str:
+    """A URL the page named, fit for the history and a terminal (what the site wrote is not trusted)."""
+    return safe_text(url, SHOWN_URL_CHARS)
 
 
 def header_noindex(values: Iterable[str]) -> bool:
@@ -169,7 +189,7 @@ def same_url(page: str, other: str) -> bool:
 def _normal(url: str) -> str:
     try:
         url = check_url(url).url
-    except InvalidURLError:  # not a submittable URL: compare its plain parts
+    except (InvalidURLError, ValueError):  # not a submittable URL: compare its plain parts
         url = url.strip()
     parts = urlsplit(url)
     scheme, netloc = parts.scheme.lower(), parts.netloc.lower()

@@ -94,3 +94,13 @@ def test_broken_markup_is_no_verdict():
     assert judge(URL, PageAnswer(200, HTML, b"<html><head><meta name=robots content=noindex<<<</head>")).reason \
         in ("noindex", "indexable")
     assert judge(URL, PageAnswer(200, HTML, b"\xff\xfe<\x00\x00garbage")).reason == "indexable"
+
+
+def test_what_the_page_names_is_not_trusted():
+    answer = PageAnswer(301, [("Location", "http://[oops/\x1b[31mred")])
+    verdict = judge(URL, answer)
+    assert verdict.reason == "redirect" and "\x1b" not in verdict.detail
+    broken = judge(URL, html('<link rel="canonical" href="http://[broken">'))
+    assert (broken.reason, broken.detail) == ("canonical", "http://[broken")
+    long = judge(URL, html(f'<link rel="canonical" href="https://www.example.com/{"x" * 3000}">'))
+    assert long.reason == "canonical" and len(long.detail) <= 501
