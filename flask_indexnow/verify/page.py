@@ -74,9 +74,9 @@ def judge(url: str, answer: PageAnswer) -> Verdict:
             return Verdict(url, "noindex", f"meta {head.noindex_by}")
         canonical = canonical or head.canonical
     if canonical:
-        target = _join(url, canonical)
-        if target is None or not same_url(url, target):  # (a link no parser can read names no page of ours)
-            return Verdict(url, "canonical", _shown(target or canonical))
+        resolved = _join(url, canonical)
+        if resolved is None or not same_url(url, resolved):  # (a link no parser can read names no page of ours)
+            return Verdict(url, "canonical", _shown(resolved or canonical))
     return Verdict(url, "indexable")
 
 
