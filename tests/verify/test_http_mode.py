@@ -6,6 +6,7 @@ routed to the local server at the socket; the address checks run unchanged.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -99,3 +100,23 @@ def test_a_private_address_is_refused_without_the_opt_in(make_app, network):
     assert verdict.reason == "error"
     assert "10.0.0.5, which is not a public address: refused" in verdict.detail
     assert "10.0.0.5" not in network.connected
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_page_that_does_not_answer_in_time_is_retried(make_app, endpoint, clock, pages, monkeypatch):
+    handler = pages.httpd.RequestHandlerClass
+    original = handler.do_GET
+
+    def slow(self):
+        if self.path == "/ok":
+            time.sleep(1.5)  # past INDEXNOW_TIMEOUT: the deadline cuts the request, not this sleep
+        original(self)
+
+    monkeypatch.setattr(handler, "do_GET", slow)
+    app = make_app(INDEXNOW_VERIFY="http", INDEXNOW_TIMEOUT=0.5)
+    with app.app_context():
+        ext(app).enqueue(url(pages, "/ok"))
+        result = ext(app).process_queue()
+    assert (result.retried, endpoint.received) == (1, [])
+    [row] = rows(app, "Queue")
+    assert row.last_error == "error: no answer within 0.5s"  # the server would have answered 200 later
