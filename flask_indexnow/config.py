@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from werkzeug.utils import import_string
+
 from .errors import ConfigurationError, InvalidURLError
 from .keys.rules import key_problem
 from .urls import ANY_HOST, check_host
@@ -85,7 +87,7 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
 }
 
-_PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
+_PREFIX_RE = re.compile(r"[A-Za-z0-9_]{0,40}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -168,6 +170,11 @@ def _key(value: Any) -> str | None:
     """The key as text: environment loaders turn an all-digit key into an int."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, str) and value != value.strip():
+        # A key read from a secrets file keeps its newline: it would be served at
+        # "/…\n.txt" and every engine would refuse it. Certainly a mistake: refused here.
+        raise ConfigurationError(
+            "INDEXNOW_KEY has white space around it (a newline read from a file?): strip it")
     if value is None or isinstance(value, str):
         return value
     return repr(value)  # kept, so the status page says it is invalid rather than missing
@@ -283,7 +290,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         return _number(name, config[name], minimum=minimum, integer=integer, exclusive=exclusive)
 
     prefix = config["INDEXNOW_TABLE_PREFIX"] or ""
-    if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+    if not isinstance(prefix, str) or not _PREFIX_RE.fullmatch(prefix):
         raise ConfigurationError(
             f"INDEXNOW_TABLE_PREFIX must be up to 40 characters of letters, digits and '_', got {prefix!r}"
         )
@@ -318,6 +325,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         for name, value in config.items()
         if name.startswith("INDEXNOW_CACHE_")
     }
+    _check_cache_type(cache_config["CACHE_TYPE"])
     settings = Settings(
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
@@ -384,6 +392,27 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     if len(urls) > MAX_ENDPOINTS:
         raise ConfigurationError(f"INDEXNOW_ENDPOINTS may list at most {MAX_ENDPOINTS} engines, got {len(urls)}")
     return tuple(urls)
+
+
+def _check_cache_type(value: Any) -> None:
+    """INDEXNOW_CACHE_TYPE must name a cache Flask-Caching can make: a backend's name or a dotted path.
+
+    Flask-Caching itself would fail later with an AttributeError or ImportError
+    that names neither the setting nor what would have been right.
+    """
+    key = "INDEXNOW_CACHE_TYPE"
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{key} must be the name of a Flask-Caching backend such as "
+                                 f"'SimpleCache' or 'RedisCache', got {value!r}")
+    path = value if "." in value else "flask_caching.backends." + value
+    try:
+        import_string(path)
+    except ImportError:
+        import flask_caching.backends
+
+        known = ", ".join(name for name in flask_caching.backends.__all__ if name != "BaseCache")
+        raise ConfigurationError(f"{key} {value!r} is no cache backend: use one of {known}, "
+                                 "or the dotted path of a cache class") from None
 
 
 def _tick_budget(value: float) -> float:

@@ -52,9 +52,9 @@ NO_ALLOWED_HOSTS = (
 
 _FORBIDDEN_SUFFIXES = (".localhost", ".internal")
 _FORBIDDEN_HOSTS = {"localhost"}
-_LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
-_IPV4_PART_RE = re.compile(r"^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
-_NUMERIC_LABEL_RE = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+_LABEL_RE = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_IPV4_PART_RE = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*")
+_NUMERIC_LABEL_RE = re.compile(r"0x[0-9a-f]*|[0-9]+")
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
 #: The common well-formed URL: lower-case http(s), a host of ASCII letters,
 #: digits, dots and hyphens (:data:`_FAST_HOST_RE` says which of them are
@@ -107,7 +107,7 @@ def _parse_ipv4(host: str) -> ipaddress.IPv4Address:
     parts = host.split(".")
     if parts and parts[-1] == "":
         parts.pop()
-    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART_RE.match(p) for p in parts):
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART_RE.fullmatch(p) for p in parts):
         raise InvalidURLError(f"host {host!r} is neither a name nor an IPv4 address")
     numbers = [_ipv4_part(p) for p in parts]
     *head, last = numbers
@@ -188,9 +188,9 @@ def canonical_host(host: str) -> str:
     if not ascii_host:
         raise InvalidURLError("URL has no host")
     labels = ascii_host.split(".")
-    if _NUMERIC_LABEL_RE.match(labels[-1]):
+    if _NUMERIC_LABEL_RE.fullmatch(labels[-1]):
         return str(_parse_ipv4(ascii_host))
-    if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
+    if len(ascii_host) > 253 or not all(_LABEL_RE.fullmatch(label) for label in labels):
         raise InvalidURLError(f"host {host!r} is not a valid name")
     return ascii_host
 
@@ -211,7 +211,7 @@ def check_host(host: str) -> str:
         if not _is_public(ipaddress.IPv6Address(canonical[1:-1])):
             raise InvalidURLError(f"host {canonical} is not a public address")
         return canonical
-    if _NUMERIC_LABEL_RE.match(canonical.rsplit(".", 1)[-1]):
+    if _NUMERIC_LABEL_RE.fullmatch(canonical.rsplit(".", 1)[-1]):
         if not _is_public(ipaddress.IPv4Address(canonical)):
             raise InvalidURLError(f"host {canonical} is not a public address")
         return canonical

@@ -124,9 +124,12 @@ def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
     if adapter is None or resource is None or adapter.related is None:
         return ()
     try:
-        return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+        found = baseurl.call(state.settings.base_url, adapter.related, resource) or ()
+        if isinstance(found, (str, bytes)):  # would be read as one-character "URLs"
+            raise EventError(f"related= must return a list of URLs, got a single {type(found).__name__} {found!r}")
+        return tuple(u for u in found if u)
     except Exception as exc:  # the resource's own URL still goes out
-        traceback = not isinstance(exc, (BuildError, RuntimeError))
+        traceback = not isinstance(exc, (BuildError, RuntimeError, EventError))
         logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(resource), _first_line(exc),
                        exc_info=traceback)
         skipped.record(state)
