@@ -20,7 +20,7 @@ from werkzeug.utils import import_string
 
 from .errors import ConfigurationError, InvalidURLError
 from .keys.rules import key_problem
-from .urls import ANY_HOST, check_host
+from .urls import ANY_HOST, QueryFilter, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -56,6 +56,9 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
+    "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
+                                    "query parameters dropped from every URL before dedup and sending (names, or a "
+                                    "name's start followed by '*'); () keeps every parameter"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -126,6 +129,8 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
+    strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -358,6 +363,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
     )
     _check_timeout(settings)
     return settings
@@ -392,6 +398,21 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     if len(urls) > MAX_ENDPOINTS:
         raise ConfigurationError(f"INDEXNOW_ENDPOINTS may list at most {MAX_ENDPOINTS} engines, got {len(urls)}")
     return tuple(urls)
+
+
+def _strip_query_params(value: Any) -> QueryFilter:
+    """INDEXNOW_STRIP_QUERY_PARAMS: a list of names (``"gclid"``) or name starts (``"utm_*"``); () or None: none."""
+    key = "INDEXNOW_STRIP_QUERY_PARAMS"
+    if value is None:
+        return QueryFilter()
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigurationError(f"{key} must be a list of query parameter names, got {value!r}")
+    try:
+        return QueryFilter(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from None
 
 
 def _check_cache_type(value: Any) -> None:

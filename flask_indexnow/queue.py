@@ -87,7 +87,7 @@ def make_entry(
 ) -> Entry:
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
     _check_action(action)
-    checked = check_url(url, state.settings.allowed_hosts)
+    checked = check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
     return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
 
 
@@ -337,7 +337,7 @@ def enqueue_many(
         raise TypeError(f"urls must be a list of URLs, not a single {type(urls).__name__}: "
                         "use enqueue() for one URL, or pass [url]")
     result = EnqueueResult()
-    checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts)
+    checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts, state.settings.strip_query_params)
     if not state.settings.enabled or not checked:
         return result
     batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))
