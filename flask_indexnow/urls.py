@@ -81,8 +81,9 @@ _FAST_RE = re.compile(
 )
 #: The common URL already in its normalised form, the short cut of
 #: :func:`check_urls`: what :data:`_FAST_RE` takes with a lower-case host, a
-#: path, and neither port nor fragment.
-_NORMAL_RE = re.compile(r"https?://([a-z0-9.-]+)/[!-\"$&->@-~]*(?:\?[!-\"$&-~]+)?")
+#: path, and neither port nor fragment (:func:`check_urls` also asks
+#: :data:`_ESCAPE_FIX` and the parameter filter whether anything would change).
+_NORMAL_RE = re.compile(r"https?://([a-z0-9.-]+)/[!-\"$->@-~]*(?:\?[!-\"$-~]+)?")
 #: A DNS name of ASCII letters, digits and hyphens whose last label starts with
 #: a letter (so it is no number).
 _FAST_HOST_RE = re.compile(
@@ -92,6 +93,10 @@ _FAST_HOST_RE = re.compile(
 
 #: A percent-escape, or a ``%`` that starts none.
 _ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})?")
+#: What :data:`_ESCAPE_RE`'s rewrite would change: a ``%`` not followed by two upper-case hex
+#: digits, or the escape of an unreserved character. One C-level search, so text whose escapes
+#: are already in normal form (nearly all of it) is never rewritten.
+_ESCAPE_FIX = re.compile(r"%(?![0-9A-F]{2})|%(?:3[0-9]|[46][1-9A-F]|[57][0-9A]|2[DE]|5F|7E)").search
 #: RFC 3986's unreserved characters: their escapes mean the same as the characters themselves.
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 #: The parameter patterns INDEXNOW_STRIP_QUERY_PARAMS takes: a name, or a name's start then ``*``.
@@ -107,7 +112,7 @@ class QueryFilter:
     expression search, so a URL without a tracking parameter costs almost nothing.
     """
 
-    __slots__ = ("_name", "find", "patterns")
+    __slots__ = ("_name", "find", "find_from", "patterns")
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         self.patterns = tuple(patterns)
@@ -119,6 +124,8 @@ class QueryFilter:
         )
         #: Searches a query for a parameter to drop (None: every parameter is kept).
         self.find = re.compile(rf"(?:^|&)(?:{alternatives})(?:[=&]|\Z)").search if self.patterns else None
+        #: The same search in a whole URL without fragment, from the position of its ``?``.
+        self.find_from = re.compile(rf"[?&](?:{alternatives})(?:[=&]|\Z)").search if self.patterns else None
         self._name = re.compile(alternatives).fullmatch if self.patterns else None
 
     def may_strip(self, query: str) -> bool:
@@ -127,10 +134,13 @@ class QueryFilter:
 
     def strip(self, query: str) -> str:
         """``query`` without the parameters to drop; the others keep their order (and spelling)."""
-        if not self.may_strip(query):
-            return query
-        assert self._name is not None
+        return self.drop(query) if self.may_strip(query) else query
+
+    def drop(self, query: str) -> str:
+        """:meth:`strip` for a query :meth:`may_strip` said yes to."""
         name = self._name
+        if name is None:
+            return query
         return "&".join(part for part in query.split("&") if name(part.split("=", 1)[0]) is None)
 
     def __eq__(self, other: object) -> bool:
@@ -167,12 +177,14 @@ def _encode_non_ascii(text: str) -> str:
 
 def _tidy(path: str, query: str, strip: QueryFilter) -> tuple[str, str]:
     """``path`` and ``query`` in normal form (both printable ASCII already)."""
-    if "%" in path:
+    if "%" in path and _ESCAPE_FIX(path) is not None:
         path = _ESCAPE_RE.sub(_escape_normal, path)
     if query:
-        if "%" in query:
+        if "%" in query and _ESCAPE_FIX(query) is not None:
             query = _ESCAPE_RE.sub(_escape_normal, query)
-        query = strip.strip(query)
+        find = strip.find
+        if find is not None and find(query) is not None:
+            query = strip.drop(query)
     return path, query
 
 
@@ -370,10 +382,11 @@ def check_urls(
     refused: list[tuple[str, str]] = []
     fullmatch = _NORMAL_RE.fullmatch
     judged: dict[str, str] = {}  # host -> itself when the short cut may take it, else ""
-    find = strip.find  # None: every parameter is kept
+    find = strip.find_from  # None: every parameter is kept
     for url in urls:
         match = fullmatch(url) if type(url) is str else None
-        if match is not None and (find is None or find(match.string.partition("?")[2]) is None):
+        if match is not None and ("%" not in match.string or _ESCAPE_FIX(match.string) is None) and (
+                find is None or (query := match.string.find("?")) < 0 or find(match.string, query) is None):
             raw = match[1]
             host = judged.get(raw)
             if host is None:
