@@ -63,7 +63,7 @@ def test_check_urls_equals_check_url_one_by_one(values: list[object], allowed: f
     assert (good, hosts, refused) == one_by_one(values, allowed)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(normal, normal, query_heavy, fastish, url(), common, st.integers()), max_size=12),
        allow_lists, st.sampled_from([TRACKING, NAMES_ONLY, KEEP_ALL_PARAMS]))
 @example(["https://example.com/a?utm_source=x", "https://example.com/a", "https://example.com/a?p=1&gclid=2"],

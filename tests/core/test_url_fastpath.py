@@ -190,7 +190,7 @@ query_heavy = st.builds(
 )
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(query_heavy, query_heavy, fastish, url(), common), st.sampled_from([TRACKING, NAMES_ONLY]))
 @example("https://example.com/?utm_source=x", TRACKING)
 @example("https://example.com:443/a?%75tm_source=x&b=1", TRACKING)

@@ -88,7 +88,7 @@ def test_without_a_filter_every_parameter_is_kept() -> None:
         "https://www.example.org/a?utm_source=3&p=4")
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.one_of(fastish, url(), common))
 def test_the_normal_form_is_idempotent(value: str) -> None:
     """What is stored checks again to itself: the queue's dedup key never moves."""
