@@ -57,6 +57,15 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
+# -- serving the sitemap (issue 23; see sitemap/serve.py) --
+#: The sitemaps.org limit of URLs in one sitemap file, and the largest INDEXNOW_SITEMAP_MAX_URLS.
+SITEMAP_MAX_URLS = 50_000
+DEFAULTS.update({
+    "INDEXNOW_SITEMAP_URL": (None, "path of the sitemap the extension serves from the watched models, e.g. '/sitemap.xml' (parts of a larger one at /sitemap-N.xml); None: no sitemap route, and no change times recorded"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "URLs per sitemap file (at most 50000); more, or more than 50 MB, and the sitemap URL answers a sitemap index over parts"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (300, "seconds a built sitemap is kept in the extension's cache, shared by every process (0: built on every request; at most 86400)"),
+})
+
 #: The longest INDEXNOW_TICK_BUDGET: a tick runs in a web worker, after its response.
 MAX_TICK_BUDGET = 300
 #: The most engines INDEXNOW_ENDPOINTS may list: each one multiplies the queue rows and the POSTs.
@@ -83,6 +92,8 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
     "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "50000"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (86_400, "86400 seconds: 1 day"),
 }
 
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
@@ -124,6 +135,35 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    #: INDEXNOW_SITEMAP_* (issue 23).
+    sitemap: SitemapSettings = field(default_factory=lambda: SitemapSettings())
+
+
+@dataclass(frozen=True)
+class SitemapSettings:
+    """INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS, validated."""
+
+    url: str | None = None
+    max_urls: int = SITEMAP_MAX_URLS
+    cache_seconds: int = 300
+
+
+_SITEMAP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/-]*[A-Za-z0-9_~-]\.xml")
+
+
+def _sitemap(config: Mapping[str, Any]) -> SitemapSettings:
+    """The sitemap settings; the path must end in ``.xml`` so its parts can be ``-N.xml`` beside it."""
+    url = _optional_str("INDEXNOW_SITEMAP_URL", config["INDEXNOW_SITEMAP_URL"])
+    if url is not None and not _SITEMAP_PATH_RE.fullmatch(url):
+        raise ConfigurationError(
+            f"INDEXNOW_SITEMAP_URL must be a path such as '/sitemap.xml' (starting with '/', ending in '.xml', "
+            f"letters, digits and . _ ~ - / only), got {url!r}")
+    return SitemapSettings(
+        url=url,
+        max_urls=_number("INDEXNOW_SITEMAP_MAX_URLS", config["INDEXNOW_SITEMAP_MAX_URLS"], minimum=1, integer=True),
+        cache_seconds=_number("INDEXNOW_SITEMAP_CACHE_SECONDS", config["INDEXNOW_SITEMAP_CACHE_SECONDS"],
+                              minimum=0, integer=True),
+    )
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -350,6 +390,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        sitemap=_sitemap(config),
     )
     _check_timeout(settings)
     return settings

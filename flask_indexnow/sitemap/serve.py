@@ -1,0 +1,295 @@
+"""The sitemap route (INDEXNOW_SITEMAP_URL), its parts, and the shared cache of one build.
+
+``/sitemap.xml`` answers the request host's ``<urlset>`` while it fits in one
+file (INDEXNOW_SITEMAP_MAX_URLS URLs, 50 MB); beyond, a ``<sitemapindex>``
+whose parts are ``/sitemap-1.xml``, ``/sitemap-2.xml`` … beside it (the stem
+of the setting plus ``-N.xml``: plain paths, so the files the CLI writes can
+be served as static files under the same names).
+
+A build (:mod:`.build`) covers every host at once and is kept in the
+extension's cache for INDEXNOW_SITEMAP_CACHE_SECONDS: a manifest (each host's
+parts: digest, count, lastmod) and each part's gzip bytes under its digest.
+Every process reads the same entries (with Redis), and a cache ``add`` lets
+one process build while the others wait for its manifest, so a crawler storm
+costs one build. Parts are addressed by content: a manifest never points at
+another build's bytes, and an unchanged part keeps its ETag across builds.
+Without a usable cache, each request builds (and keeps only the part it needs).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from flask import Flask, Response, abort, request
+
+from .. import clock
+from ..delivery.breaker import CacheUnavailable
+from ..errors import InvalidURLError
+from ..state import IndexNowState, get_state
+from ..urls import canonical_host
+from . import xmlwrite
+from .build import BuildStats, Part, build_parts, empty_part
+
+logger = logging.getLogger(__name__)
+
+#: How long a process waits for another one's build before it builds itself (seconds).
+BUILD_WAIT = 30.0
+_POLL = 0.2
+_locks: dict[int, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@dataclass(frozen=True)
+class PartInfo:
+    """What the manifest keeps of one part."""
+
+    number: int
+    digest: str
+    count: int
+    lastmod: datetime | None
+    origin: str
+
+
+@dataclass
+class HostSitemap:
+    """One host's sitemap as the last build left it, and the bytes of the part asked for (if any)."""
+
+    host: str
+    parts: list[PartInfo]
+    #: The gzip bytes of the part asked for, and its digest.
+    wanted: bytes | None = None
+    wanted_digest: str | None = None
+
+    @property
+    def count(self) -> int:
+        return sum(p.count for p in self.parts)
+
+
+def part_path(sitemap_url: str, number: int) -> str:
+    """``/sitemap.xml`` → ``/sitemap-3.xml``."""
+    return f"{sitemap_url[: -len('.xml')]}-{number}.xml"
+
+
+def register_sitemap(app: Flask, state: IndexNowState) -> None:
+    """Add the sitemap and its parts to the URL map (when INDEXNOW_SITEMAP_URL is set)."""
+    url = state.settings.sitemap.url
+    if url is None:
+        return
+    app.add_url_rule(url, "indexnow_sitemap", sitemap_view)
+    app.add_url_rule(part_path(url, 0).replace("-0.xml", "-<int:number>.xml"), "indexnow_sitemap_part",
+                     sitemap_part_view)
+
+
+def sitemap_view() -> Response:
+    state = get_state()
+    host = _request_host(state)
+    sitemap = load(state, host, 1)
+    if len(sitemap.parts) > 1:
+        return _respond(index_bytes(state, sitemap), sitemap_lastmod(sitemap), state)
+    return _respond_part(sitemap, state)
+
+
+def sitemap_part_view(number: int) -> Response:
+    state = get_state()
+    host = _request_host(state)
+    sitemap = load(state, host, number)
+    if not 1 <= number <= len(sitemap.parts):
+        abort(404)
+    return _respond_part(sitemap, state)
+
+
+def _request_host(state: IndexNowState) -> str:
+    """The request's host as URLs store it; 404 for a host whose URLs this app never submits."""
+    raw = request.host
+    name = raw[: raw.find("]") + 1] if raw.startswith("[") else raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
+    try:
+        host = canonical_host(name.lower())
+    except InvalidURLError:
+        abort(404)
+    allowed = state.settings.allowed_hosts
+    if allowed is not None and host not in allowed:
+        abort(404)
+    return host
+
+
+def _respond_part(sitemap: HostSitemap, state: IndexNowState) -> Response:
+    if sitemap.wanted is None:  # load() keeps the part it was asked for, when there is one
+        abort(404)
+    info = next(p for p in sitemap.parts if p.digest == sitemap.wanted_digest)
+    return _respond(sitemap.wanted, info.lastmod, state, digest=info.digest, compressed=True)
+
+
+def _respond(body: bytes, lastmod: datetime | None, state: IndexNowState, *, digest: str | None = None,
+             compressed: bool = False) -> Response:
+    """The document (gzip bytes when ``compressed``), gzip or not as the client accepts, with ETag and 304."""
+    if digest is None:
+        digest = hashlib.sha256(body).hexdigest()[:32]
+    gzip_ok = request.accept_encodings["gzip"] > 0 or request.accept_encodings["x-gzip"] > 0
+    if gzip_ok:
+        payload = body if compressed else gzip.compress(body, mtime=0)
+    else:
+        payload = gzip.decompress(body) if compressed else body
+    response = Response(payload, content_type="application/xml; charset=utf-8")
+    response.vary.add("Accept-Encoding")
+    if gzip_ok:
+        response.headers["Content-Encoding"] = "gzip"
+    response.set_etag(f"{digest}-gz" if gzip_ok else digest)
+    if lastmod is not None:
+        response.last_modified = lastmod
+    response.cache_control.public = True
+    response.cache_control.max_age = state.settings.sitemap.cache_seconds
+    response.make_conditional(request)
+    return response
+
+
+def sitemap_lastmod(sitemap: HostSitemap) -> datetime | None:
+    times = [p.lastmod for p in sitemap.parts if p.lastmod is not None]
+    return max(times) if times else None
+
+
+def index_bytes(state: IndexNowState, sitemap: HostSitemap) -> bytes:
+    """The ``<sitemapindex>`` of a host's parts (absolute URLs on the host of its URLs)."""
+    url = state.settings.sitemap.url or "/sitemap.xml"
+    return xmlwrite.index_document([(f"{p.origin}{part_path(url, p.number)}", p.lastmod) for p in sitemap.parts])
+
+
+# -- one build, shared ---------------------------------------------------------------------------
+
+def load(state: IndexNowState, host: str, number: int) -> HostSitemap:
+    """``host``'s sitemap and the gzip bytes of part ``number``, from the cache or a build."""
+    seconds = state.settings.sitemap.cache_seconds
+    if seconds > 0:
+        found = _from_cache(state, host, number)
+        if found is not None:
+            return found
+        with _lock_of(state):
+            found = _from_cache(state, host, number)  # built by another thread meanwhile
+            if found is not None:
+                return found
+            if not _take_build_lock(state, seconds):
+                found = _wait_for_build(state, host, number)
+                if found is not None:
+                    return found
+            try:
+                return _build(state, host, number, store=True)
+            finally:
+                _cache_call(state, "delete", state.cache_key("sitemap:building"))
+    return _build(state, host, number, store=False)
+
+
+def last_count(state: IndexNowState, host: str) -> int | None:
+    """The URL count of ``host``'s sitemap in the last build still cached (None: none is); no build."""
+    manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
+    if not isinstance(manifest, dict):
+        return None
+    return sum(int(row[2]) for row in manifest.get("hosts", {}).get(host, []))
+
+
+def _build(state: IndexNowState, host: str, number: int, *, store: bool) -> HostSitemap:
+    seconds = state.settings.sitemap.cache_seconds
+    stats = BuildStats()
+    started = time.monotonic()
+    hosts: dict[str, list[list[Any]]] = {}
+    sitemap = HostSitemap(host, [])
+    for part in build_parts(state, stats):
+        hosts.setdefault(part.host, []).append(_info_row(part))
+        if store:
+            _cache_call(state, "set", state.cache_key(f"sitemap:part:{part.digest}"), part.gzip, timeout=seconds)
+        if part.host == host:
+            sitemap.parts.append(_info(part))
+            if part.number == number:
+                _keep(sitemap, part)
+    if not sitemap.parts:
+        part = empty_part(host)
+        sitemap.parts.append(_info(part))
+        if number == 1:
+            _keep(sitemap, part)
+    if store:
+        manifest = {"built_at": clock.utcnow().isoformat(), "hosts": hosts}
+        _cache_call(state, "set", state.cache_key("sitemap:manifest"), manifest, timeout=seconds)
+    logger.info("IndexNow: sitemap built in %.2fs: %d rows read, %d URLs listed over %d host(s); "
+                "%d not live or not yet published, %d refused by the URL rules, %d failed",
+                time.monotonic() - started, stats.rows, stats.listed, len(stats.hosts), stats.not_due,
+                stats.refused, stats.failed)
+    return sitemap
+
+
+def _from_cache(state: IndexNowState, host: str, number: int) -> HostSitemap | None:
+    manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
+    if not isinstance(manifest, dict):
+        return None
+    rows = manifest.get("hosts", {}).get(host)
+    if not rows:
+        part = empty_part(host)
+        sitemap = HostSitemap(host, [_info(part)])
+        if number == 1:
+            _keep(sitemap, part)
+        return sitemap
+    sitemap = HostSitemap(host, [_from_row(row) for row in rows])
+    if 1 <= number <= len(sitemap.parts):
+        info = sitemap.parts[number - 1]
+        data = _cache_call(state, "get", state.cache_key(f"sitemap:part:{info.digest}"))
+        if not isinstance(data, bytes):
+            return None  # evicted: build again
+        sitemap.wanted = data
+        sitemap.wanted_digest = info.digest
+    return sitemap
+
+
+def _wait_for_build(state: IndexNowState, host: str, number: int) -> HostSitemap | None:
+    """Another process is building: wait for its manifest (at most :data:`BUILD_WAIT` seconds)."""
+    deadline = time.monotonic() + BUILD_WAIT
+    while time.monotonic() < deadline:
+        time.sleep(_POLL)
+        found = _from_cache(state, host, number)
+        if found is not None:
+            return found
+        if _cache_call(state, "get", state.cache_key("sitemap:building")) is None:
+            return None  # it gave up (or the cache is gone): build here
+    return None
+
+
+def _take_build_lock(state: IndexNowState, seconds: int) -> bool:
+    """True when this process may build (it holds the lock, or the cache cannot hold one)."""
+    try:
+        return state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=int(BUILD_WAIT * 2))
+    except CacheUnavailable:
+        return True
+
+
+def _cache_call(state: IndexNowState, name: str, *args: Any, **kwargs: Any) -> Any:
+    """A cache call that never fails the request: a cache that is down means building without it."""
+    try:
+        return getattr(state.guarded_cache, name)(*args, **kwargs)
+    except CacheUnavailable:
+        return None
+
+
+def _lock_of(state: IndexNowState) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(id(state), threading.Lock())
+
+
+def _keep(sitemap: HostSitemap, part: Part) -> None:
+    sitemap.wanted = part.gzip
+    sitemap.wanted_digest = part.digest
+
+
+def _info(part: Part) -> PartInfo:
+    return PartInfo(part.number, part.digest, part.count, part.lastmod, part.origin)
+
+
+def _info_row(part: Part) -> list[Any]:
+    """A part as the cached manifest keeps it (plain values: every cache can store them)."""
+    return [part.number, part.digest, part.count, part.lastmod.isoformat() if part.lastmod else None, part.origin]
+
+
+def _from_row(row: list[Any]) -> PartInfo:
+    return PartInfo(row[0], row[1], row[2], datetime.fromisoformat(row[3]) if row[3] else None, row[4])
