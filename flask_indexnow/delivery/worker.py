@@ -181,9 +181,9 @@ def _unclaimed(now: datetime) -> dict[str, Any]:
     """The values that give a claimed row back to ``pending``, attempts untouched.
 
     ``updated_at`` stays the time of the row's event: giving a row back is no
-    change of its page (the sitemap's lastmod reads it, see sitemap/changes.py).
+    change of its page (see :func:`claims.keep_stamp`).
     """
-    return {"status": "pending", "claimed_at": None, "claim_token": None}
+    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": sa.literal_column("updated_at")}
 
 
 def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool) -> float | None:

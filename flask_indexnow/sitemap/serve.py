@@ -155,9 +155,13 @@ def sitemap_lastmod(sitemap: HostSitemap) -> datetime | None:
 
 
 def index_bytes(state: IndexNowState, sitemap: HostSitemap) -> bytes:
-    """The ``<sitemapindex>`` of a host's parts (absolute URLs on the host of its URLs)."""
-    url = state.settings.sitemap.url or "/sitemap.xml"
-    return xmlwrite.index_document([(f"{p.origin}{part_path(url, p.number)}", p.lastmod) for p in sitemap.parts])
+    """The ``<sitemapindex>`` the route answers for a host's parts."""
+    return index_document(sitemap.parts, state.settings.sitemap.url or "/sitemap.xml")
+
+
+def index_document(parts: list[PartInfo], sitemap_url: str) -> bytes:
+    """A ``<sitemapindex>`` of ``parts``, each at ``part_path(sitemap_url, n)`` on the origin of its URLs."""
+    return xmlwrite.index_document([(f"{p.origin}{part_path(sitemap_url, p.number)}", p.lastmod) for p in parts])
 
 
 # -- one build, shared ---------------------------------------------------------------------------
