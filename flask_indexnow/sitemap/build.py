@@ -36,7 +36,7 @@ from ..urls import check_url
 from ..watching import baseurl
 from ..watching.events import Adapter
 from . import xmlwrite
-from .changes import change_times
+from .changes import change_times, has_open_updates
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +171,8 @@ def _model_entries(state: IndexNowState, model: type, adapter: Adapter, now: dat
     origin = state.settings.base_url or (f"https://{host_for_urls}" if host_for_urls else None)
     allowed = state.settings.allowed_hosts
     last: tuple[Any, ...] | None = None
+    with bind.connect() as connection:
+        queue_too = has_open_updates(connection, state)
     while True:
         statement: Any = sa.select(model).order_by(*keys).limit(CHUNK)
         if last is not None:
@@ -188,7 +190,7 @@ def _model_entries(state: IndexNowState, model: type, adapter: Adapter, now: dat
                     found = _read(adapter, objects, now, stats, allowed, hint)
             else:
                 found = _read(adapter, objects, now, stats, allowed, hint)
-            yield _with_lastmod(state, session, found)
+            yield _with_lastmod(state, session, found, queue_too)
 
 
 def _read(adapter: Adapter, objects: list[Any], now: datetime, stats: BuildStats,
@@ -224,14 +226,15 @@ def _read(adapter: Adapter, objects: list[Any], now: datetime, stats: BuildStats
     return found
 
 
-def _with_lastmod(state: IndexNowState, session: Session,
-                  found: list[tuple[str, str, str, Any, bool]]) -> list[Entry]:
+def _with_lastmod(state: IndexNowState, session: Session, found: list[tuple[str, str, str, Any, bool]],
+                  queue_too: bool) -> list[Entry]:
     """Fill in the last change seen for URLs whose model has no ``lastmod=`` function."""
-    wanted = [(host, url_hash(url)) for host, _origin, url, _lastmod, given in found if not given]
-    times = change_times(session.connection(), state, wanted) if wanted else {}
+    digests = [url_hash(url) for _host, _origin, url, _lastmod, _given in found]
+    wanted = [(item[0], digest) for item, digest in zip(found, digests) if not item[4]]
+    times = change_times(session.connection(), state, wanted, queue_too=queue_too) if wanted else {}
     entries: list[Entry] = []
-    for host, origin, url, lastmod, given in found:
+    for (host, origin, url, lastmod, given), digest in zip(found, digests):
         if not given:
-            lastmod = times.get((host, url_hash(url)))
+            lastmod = times.get((host, digest))
         entries.append((host, origin, url, lastmod))
     return entries

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from ..clock import as_utc
 from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name
@@ -100,28 +101,40 @@ def _upsert(ledger: sa.Table, dialect: str) -> Any:
     )
 
 
-def change_times(connection: sa.Connection, state: Any,
-                 keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], datetime]:
+def has_open_updates(connection: sa.Connection, state: Any) -> bool:
+    """Whether any ``update`` row waits unclaimed and unattempted: else :func:`change_times` skips the queue."""
+    queue = state.models.queue
+    return connection.execute(
+        sa.select(queue.c.id).where(queue.c.action == "update", queue.c.status.in_(("pending", "processing")),
+                                    queue.c.attempts == 0).limit(1)
+    ).first() is not None
+
+
+def change_times(connection: sa.Connection, state: Any, keys: Sequence[tuple[str, str]], *,
+                 queue_too: bool = True) -> dict[tuple[str, str], datetime]:
     """(host, url_hash) → the last change seen of each of ``keys``, where known.
 
     The ledger's ``changed_at``, or the ``updated_at`` of an open ``update``
     row not yet attempted (an event the pass has not claimed yet), whichever
-    is later. Two indexed look-ups per chunk (the ledger's and the queue's
-    unique keys start with ``url_hash``).
+    is later (``queue_too=False``: the ledger only, when no such row exists).
+    Indexed look-ups (the ledger's and the queue's unique keys start with
+    ``url_hash``); on PostgreSQL the hashes go as one array parameter.
     """
     ledger, queue = state.models.url_state, state.models.queue
     wanted = set(keys)
     times: dict[tuple[str, str], datetime] = {}
+    postgres = dialect_name(connection) == "postgresql"
     for part in chunks(sorted({digest for _host, digest in wanted}), IN_LIST_SIZE):
         found = list(connection.execute(
             sa.select(ledger.c.host, ledger.c.url_hash, ledger.c.changed_at).where(
-                ledger.c.url_hash.in_(part), ledger.c.changed_at.is_not(None))
+                _among(ledger.c.url_hash, part, postgres), ledger.c.changed_at.is_not(None))
         ))
-        found += connection.execute(
-            sa.select(queue.c.host, queue.c.url_hash, queue.c.updated_at).where(
-                queue.c.url_hash.in_(part), queue.c.action == "update",
-                queue.c.status.in_(("pending", "processing")), queue.c.attempts == 0)
-        ).all()
+        if queue_too:
+            found += connection.execute(
+                sa.select(queue.c.host, queue.c.url_hash, queue.c.updated_at).where(
+                    _among(queue.c.url_hash, part, postgres), queue.c.action == "update",
+                    queue.c.status.in_(("pending", "processing")), queue.c.attempts == 0)
+            ).all()
         for host, digest, when in found:
             key = (host, digest)
             if key not in wanted:
@@ -130,3 +143,10 @@ def change_times(connection: sa.Connection, state: Any,
             if key not in times or when > times[key]:
                 times[key] = when
     return times
+
+
+def _among(column: Any, values: Sequence[str], postgres: bool) -> Any:
+    """``column IN (values)``; on PostgreSQL ``= ANY(array)``: one parameter, one cached statement."""
+    if postgres:
+        return column == sa.any_(sa.bindparam("hashes", list(values), type_=ARRAY(sa.String())))
+    return column.in_(values)

@@ -188,6 +188,24 @@ def load(state: IndexNowState, host: str, number: int) -> HostSitemap:
     return _build(state, host, number, store=False)
 
 
+def summary(state: IndexNowState) -> dict[str, Any] | None:
+    """What the status page shows: each host's sitemap URL and URL count, from the last cached build (no build).
+
+    None when no sitemap is served. ``hosts`` is empty and ``built_at`` None
+    while no build is cached (the first request for the sitemap makes one).
+    """
+    url = state.settings.sitemap.url
+    if url is None:
+        return None
+    manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
+    if not isinstance(manifest, dict):
+        return {"path": url, "hosts": [], "built_at": None}
+    hosts = [{"host": host, "url": f"{parts[0][4]}{url}", "count": sum(int(p[2]) for p in parts),
+              "parts": len(parts)} for host, parts in sorted(manifest.get("hosts", {}).items()) if parts]
+    built = manifest.get("built_at")
+    return {"path": url, "hosts": hosts, "built_at": datetime.fromisoformat(built) if built else None}
+
+
 def last_count(state: IndexNowState, host: str) -> int | None:
     """The URL count of ``host``'s sitemap in the last build still cached (None: none is); no build."""
     manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
