@@ -1,10 +1,13 @@
 """Writing sitemap XML (sitemaps.org 0.9) that no URL can break.
 
-Text is escaped for XML (``&``, ``<``, ``>`` and quotes), and any character
-XML 1.0 cannot carry at all (controls, lone surrogates, U+FFFE/U+FFFF) is
-percent-encoded, as in a URL, rather than written: escaping alone would still
-give a document no parser accepts. Stored URLs are normalised ASCII already;
-this is the guarantee for whatever reaches the writer anyway.
+A ``<loc>`` is first made a valid URI (RFC 3986, what the schema's ``anyURI``
+and the protocol ask): after the host, every character a URI may not hold
+(``<``, ``>``, ``"``, space, ``[``, ``]``, ``{``, ``}``, ``|``, a backslash, ``^``,
+a backtick, non-ASCII, controls, a ``%`` that starts no escape) is
+percent-encoded, which names the same resource. The text is then escaped for
+XML (``&``, ``<``, ``>`` and quotes), and any character XML 1.0 cannot carry
+at all is percent-encoded rather than written: escaping alone would still give
+a document no parser accepts.
 
 The writer counts the bytes it has written, so a part can be closed before it
 passes the protocol's 50 MB.
@@ -31,6 +34,21 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 
+_NOT_URI = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
+
+
+def uri(url: str) -> str:
+    """``url`` with what RFC 3986 does not allow after the authority percent-encoded (UTF-8)."""
+    start = url.find("//")
+    end = url.find("/", start + 2) if start >= 0 else 0
+    if end < 0:
+        return url
+    head, rest = url[:end], url[end:]
+    if _NOT_URI.search(rest):
+        rest = _NOT_URI.sub(lambda m: quote(m.group(0).encode("utf-8", "surrogatepass"), safe=""), rest)
+    return head + rest
+
+
 def text(value: str) -> str:
     """``value`` as XML character data: escaped, and what XML cannot hold percent-encoded."""
     if _NOT_XML.search(value):
@@ -48,15 +66,15 @@ def w3c(value: datetime | date) -> str:
 def url_entry(loc: str, lastmod: datetime | date | None) -> str:
     """One ``<url>`` element, on its own line."""
     if lastmod is None:
-        return f"<url><loc>{text(loc)}</loc></url>\n"
-    return f"<url><loc>{text(loc)}</loc><lastmod>{w3c(lastmod)}</lastmod></url>\n"
+        return f"<url><loc>{text(uri(loc))}</loc></url>\n"
+    return f"<url><loc>{text(uri(loc))}</loc><lastmod>{w3c(lastmod)}</lastmod></url>\n"
 
 
 def sitemap_entry(loc: str, lastmod: datetime | date | None) -> str:
     """One ``<sitemap>`` element of an index."""
     if lastmod is None:
-        return f"<sitemap><loc>{text(loc)}</loc></sitemap>\n"
-    return f"<sitemap><loc>{text(loc)}</loc><lastmod>{w3c(lastmod)}</lastmod></sitemap>\n"
+        return f"<sitemap><loc>{text(uri(loc))}</loc></sitemap>\n"
+    return f"<sitemap><loc>{text(uri(loc))}</loc><lastmod>{w3c(lastmod)}</lastmod></sitemap>\n"
 
 
 def index_document(entries: list[tuple[str, datetime | date | None]]) -> bytes:
