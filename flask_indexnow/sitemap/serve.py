@@ -7,13 +7,18 @@ of the setting plus ``-N.xml``: plain paths, so the files the CLI writes can
 be served as static files under the same names).
 
 A build (:mod:`.build`) covers every host at once and is kept in the
-extension's cache for INDEXNOW_SITEMAP_CACHE_SECONDS: a manifest (each host's
-parts: digest, count, lastmod) and each part's gzip bytes under its digest.
-Every process reads the same entries (with Redis), and a cache ``add`` lets
-one process build while the others wait for its manifest, so a crawler storm
-costs one build. Parts are addressed by content: a manifest never points at
-another build's bytes, and an unchanged part keeps its ETag across builds.
-Without a usable cache, each request builds (and keeps only the part it needs).
+extension's cache: a manifest (each host's parts: digest, count, lastmod) and
+each part's gzip bytes under its digest. Every process reads the same entries
+(with Redis), and a cache ``add`` lets one process build while the others wait
+for its manifest, so a crawler storm costs one build. Parts are addressed by
+content: a manifest never points at another build's bytes, and an unchanged
+part keeps its ETag across builds.
+
+A build is fresh for INDEXNOW_SITEMAP_CACHE_SECONDS and kept :data:`KEEP_FACTOR`
+times as long: a request that finds it stale is answered from it at once, and
+the new build runs after that response (``call_on_close``), so only the very
+first request of a site (nothing cached) waits for a build. Without a usable
+cache, or with 0 seconds, each request builds (and keeps only the part it needs).
 """
 
 from __future__ import annotations
@@ -27,12 +32,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import Flask, Response, abort, request
+from flask import Flask, Response, abort, after_this_request, g, request
 
 from .. import clock
 from ..delivery.breaker import CacheUnavailable
 from ..errors import InvalidURLError
-from ..state import IndexNowState, get_state
+from ..state import IndexNowState, current_app_object, get_state
 from ..urls import canonical_host
 from . import xmlwrite
 from .build import BuildStats, Part, build_parts, empty_part
@@ -41,6 +46,10 @@ logger = logging.getLogger(__name__)
 
 #: How long a process waits for another one's build before it builds itself (seconds).
 BUILD_WAIT = 30.0
+#: How long the build lock lives at most (a process that died while building frees it then).
+BUILD_LOCK_SECONDS = 600
+#: A build is served stale (while the next one is made) up to this many cache times after it was made.
+KEEP_FACTOR = 3
 _POLL = 0.2
 _locks: dict[int, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -66,6 +75,8 @@ class HostSitemap:
     #: The gzip bytes of the part asked for, and its digest.
     wanted: bytes | None = None
     wanted_digest: str | None = None
+    #: Older than INDEXNOW_SITEMAP_CACHE_SECONDS (served while the next build is made).
+    stale: bool = False
 
     @property
     def count(self) -> int:
@@ -172,12 +183,14 @@ def load(state: IndexNowState, host: str, number: int) -> HostSitemap:
     if seconds > 0:
         found = _from_cache(state, host, number)
         if found is not None:
+            if found.stale:
+                _rebuild_after_response(state)
             return found
         with _lock_of(state):
             found = _from_cache(state, host, number)  # built by another thread meanwhile
             if found is not None:
                 return found
-            if not _take_build_lock(state, seconds):
+            if not _take_build_lock(state):
                 found = _wait_for_build(state, host, number)
                 if found is not None:
                     return found
@@ -186,6 +199,34 @@ def load(state: IndexNowState, host: str, number: int) -> HostSitemap:
             finally:
                 _cache_call(state, "delete", state.cache_key("sitemap:building"))
     return _build(state, host, number, store=False)
+
+
+def _rebuild_after_response(state: IndexNowState) -> None:
+    """Arrange one new build after the current response is sent (once per request, one process at a time)."""
+    if g.get("_indexnow_sitemap_rebuild"):
+        return
+    g._indexnow_sitemap_rebuild = True
+    app = current_app_object()
+
+    @after_this_request
+    def schedule(response: Any) -> Any:
+        response.call_on_close(lambda: _rebuild(app))
+        return response
+
+
+def _rebuild(app: Flask) -> None:
+    """The build after a stale answer; never raises into the server (a failure is logged)."""
+    state: IndexNowState = app.extensions["indexnow"]
+    try:
+        with app.app_context(), _lock_of(state):
+            if not _take_build_lock(state):
+                return  # another process is building it
+            try:
+                _build(state, "", 0, store=True)
+            finally:
+                _cache_call(state, "delete", state.cache_key("sitemap:building"))
+    except Exception as exc:
+        state.quiet_log.log("sitemap-build", logging.ERROR, "IndexNow: the sitemap could not be built", exc=exc)
 
 
 def summary(state: IndexNowState) -> dict[str, Any] | None:
@@ -215,7 +256,7 @@ def last_count(state: IndexNowState, host: str) -> int | None:
 
 
 def _build(state: IndexNowState, host: str, number: int, *, store: bool) -> HostSitemap:
-    seconds = state.settings.sitemap.cache_seconds
+    seconds = state.settings.sitemap.cache_seconds * KEEP_FACTOR
     stats = BuildStats()
     started = time.monotonic()
     hosts: dict[str, list[list[Any]]] = {}
@@ -247,14 +288,17 @@ def _from_cache(state: IndexNowState, host: str, number: int) -> HostSitemap | N
     manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
     if not isinstance(manifest, dict):
         return None
+    built = manifest.get("built_at")
+    age = (clock.utcnow() - datetime.fromisoformat(built)).total_seconds() if isinstance(built, str) else None
+    stale = age is None or not 0 <= age <= state.settings.sitemap.cache_seconds
     rows = manifest.get("hosts", {}).get(host)
     if not rows:
         part = empty_part(host)
-        sitemap = HostSitemap(host, [_info(part)])
+        sitemap = HostSitemap(host, [_info(part)], stale=stale)
         if number == 1:
             _keep(sitemap, part)
         return sitemap
-    sitemap = HostSitemap(host, [_from_row(row) for row in rows])
+    sitemap = HostSitemap(host, [_from_row(row) for row in rows], stale=stale)
     if 1 <= number <= len(sitemap.parts):
         info = sitemap.parts[number - 1]
         data = _cache_call(state, "get", state.cache_key(f"sitemap:part:{info.digest}"))
@@ -278,10 +322,10 @@ def _wait_for_build(state: IndexNowState, host: str, number: int) -> HostSitemap
     return None
 
 
-def _take_build_lock(state: IndexNowState, seconds: int) -> bool:
+def _take_build_lock(state: IndexNowState) -> bool:
     """True when this process may build (it holds the lock, or the cache cannot hold one)."""
     try:
-        return state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=int(BUILD_WAIT * 2))
+        return state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=BUILD_LOCK_SECONDS)
     except CacheUnavailable:
         return True
 

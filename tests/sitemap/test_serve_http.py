@@ -84,6 +84,25 @@ def test_a_crawler_storm_costs_one_build(site: Any, caplog: Any) -> None:
     assert _builds(caplog) == 1
 
 
+def test_a_stale_build_is_served_at_once_and_rebuilt_after_the_response(site: Any, clock: Any,
+                                                                      caplog: Any) -> None:
+    site.add("one")
+    caplog.set_level(logging.INFO, logger="flask_indexnow")
+    site.get().close()
+    site.add("two")
+    clock.advance(301)  # past INDEXNOW_SITEMAP_CACHE_SECONDS
+
+    stale = site.get()
+    assert set(parse_urlset(stale.get_data())) == {f"{A}/p/one"}  # answered without waiting for a build
+    assert _builds(caplog) == 1
+    stale.close()  # the server is done with the response: the rebuild runs now
+    assert _builds(caplog) == 2
+    fresh = site.get()
+    assert set(parse_urlset(fresh.get_data())) == {f"{A}/p/one", f"{A}/p/two"}
+    fresh.close()
+    assert _builds(caplog) == 2  # fresh again: no more builds
+
+
 def test_the_parts_of_an_index_come_from_the_same_cached_build(make_app: Any, caplog: Any) -> None:
     site = make_site(make_app, INDEXNOW_QUEUE_ENABLED=False, INDEXNOW_SITEMAP_MAX_URLS=2)
     with site.app.app_context():
