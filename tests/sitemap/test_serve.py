@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from flask_indexnow.sitemap import xmlwrite
+
 from ..conftest import rows
 from .site import make_site, parse_index, parse_urlset
 
@@ -122,3 +124,23 @@ def test_over_the_limit_an_index_over_parts_each_served(make_app: Any) -> None:
 def test_one_file_needs_no_index_and_its_part_one_is_the_same(site: Any) -> None:
     site.add("one")
     assert site.get().get_data() == site.get("/sitemap-1.xml").get_data()
+
+
+def test_a_part_never_passes_the_byte_limit(make_app: Any, monkeypatch: Any) -> None:
+    """The 50 MB rule, at a size a test can reach: the limit is read from xmlwrite.MAX_BYTES."""
+    monkeypatch.setattr(xmlwrite, "MAX_BYTES", 1500)
+    site = make_site(make_app, INDEXNOW_QUEUE_ENABLED=False)
+    with site.app.app_context():
+        try:
+            for i in range(30):
+                site.add(f"a-rather-long-slug-for-page-number-{i:03d}")
+            parts = parse_index(site.get().get_data())
+            assert len(parts) > 2
+            listed: list[str] = []
+            for part in parts:
+                data = site.get(part[len(A):], **{"Accept-Encoding": "identity"}).get_data()
+                assert len(data) <= 1500
+                listed += parse_urlset(data)
+            assert len(listed) == len(set(listed)) == 30
+        finally:
+            site.close()

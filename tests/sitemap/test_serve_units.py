@@ -70,3 +70,15 @@ def test_settings_and_their_defaults() -> None:
     given = load_settings({"INDEXNOW_SITEMAP_URL": " /sitemaps/all.xml ", "INDEXNOW_SITEMAP_MAX_URLS": "1000",
                            "INDEXNOW_SITEMAP_CACHE_SECONDS": 0}).sitemap
     assert (given.url, given.max_urls, given.cache_seconds) == ("/sitemaps/all.xml", 1000, 0)
+
+
+def test_watch_refuses_bad_sitemap_options() -> None:
+    from flask_indexnow import IndexNow
+
+    class Thing:
+        pass
+
+    with pytest.raises(TypeError, match="sitemap= must be True or False"):
+        IndexNow().watch(Thing, url=lambda t: "https://example.org/", sitemap="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="lastmod= must be a function"):
+        IndexNow().watch(Thing, url=lambda t: "https://example.org/", lastmod="updated_at")  # type: ignore[arg-type]
