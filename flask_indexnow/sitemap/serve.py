@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, abort, after_this_request, g, request
 
@@ -78,10 +79,6 @@ class HostSitemap:
     #: Older than INDEXNOW_SITEMAP_CACHE_SECONDS (served while the next build is made).
     stale: bool = False
 
-    @property
-    def count(self) -> int:
-        return sum(p.count for p in self.parts)
-
 
 def part_path(sitemap_url: str, number: int) -> str:
     """``/sitemap.xml`` → ``/sitemap-3.xml``."""
@@ -118,11 +115,10 @@ def sitemap_part_view(number: int) -> Response:
 
 def _request_host(state: IndexNowState) -> str:
     """The request's host as URLs store it; 404 for a host whose URLs this app never submits."""
-    raw = request.host
-    name = raw[: raw.find("]") + 1] if raw.startswith("[") else raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
     try:
-        host = canonical_host(name.lower())
-    except InvalidURLError:
+        name = urlsplit(f"//{request.host}").hostname or ""
+        host = canonical_host(f"[{name}]" if ":" in name else name)
+    except (ValueError, InvalidURLError):  # a Host header no URL of ours can carry
         abort(404)
     allowed = state.settings.allowed_hosts
     if allowed is not None and host not in allowed:
@@ -245,14 +241,6 @@ def summary(state: IndexNowState) -> dict[str, Any] | None:
               "parts": len(parts)} for host, parts in sorted(manifest.get("hosts", {}).items()) if parts]
     built = manifest.get("built_at")
     return {"path": url, "hosts": hosts, "built_at": datetime.fromisoformat(built) if built else None}
-
-
-def last_count(state: IndexNowState, host: str) -> int | None:
-    """The URL count of ``host``'s sitemap in the last build still cached (None: none is); no build."""
-    manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
-    if not isinstance(manifest, dict):
-        return None
-    return sum(int(row[2]) for row in manifest.get("hosts", {}).get(host, []))
 
 
 def _build(state: IndexNowState, host: str, number: int, *, store: bool) -> HostSitemap:

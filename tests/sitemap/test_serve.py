@@ -51,6 +51,8 @@ def test_each_host_gets_its_own_and_unknown_hosts_get_404(site: Any) -> None:
     assert set(parse_urlset(site.get(host="a.example.org").get_data())) == {f"{A}/p/one"}
     assert site.get(host="c.example.org").status_code == 404  # not a host this app submits
     assert site.get(host="localhost").status_code == 404
+    assert site.get(host="[::1]").status_code == 404
+    assert set(parse_urlset(site.get(host="A.Example.org:8443").get_data())) == {f"{A}/p/one"}  # as URLs store it
 
 
 def test_a_host_without_pages_gets_an_empty_valid_urlset(site: Any) -> None:
