@@ -135,35 +135,29 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
-    #: INDEXNOW_SITEMAP_* (issue 23).
-    sitemap: SitemapSettings = field(default_factory=lambda: SitemapSettings())
-
-
-@dataclass(frozen=True)
-class SitemapSettings:
-    """INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS, validated."""
-
-    url: str | None = None
-    max_urls: int = SITEMAP_MAX_URLS
-    cache_seconds: int = 300
+    #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
+    sitemap_url: str | None = None
+    sitemap_max_urls: int = SITEMAP_MAX_URLS
+    sitemap_cache_seconds: int = 300
 
 
 _SITEMAP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/-]*[A-Za-z0-9_~-]\.xml")
 
 
-def _sitemap(config: Mapping[str, Any]) -> SitemapSettings:
+def _sitemap(config: Mapping[str, Any]) -> dict[str, Any]:
     """The sitemap settings; the path must end in ``.xml`` so its parts can be ``-N.xml`` beside it."""
     url = _optional_str("INDEXNOW_SITEMAP_URL", config["INDEXNOW_SITEMAP_URL"])
     if url is not None and not _SITEMAP_PATH_RE.fullmatch(url):
         raise ConfigurationError(
             f"INDEXNOW_SITEMAP_URL must be a path such as '/sitemap.xml' (starting with '/', ending in '.xml', "
             f"letters, digits and . _ ~ - / only), got {url!r}")
-    return SitemapSettings(
-        url=url,
-        max_urls=_number("INDEXNOW_SITEMAP_MAX_URLS", config["INDEXNOW_SITEMAP_MAX_URLS"], minimum=1, integer=True),
-        cache_seconds=_number("INDEXNOW_SITEMAP_CACHE_SECONDS", config["INDEXNOW_SITEMAP_CACHE_SECONDS"],
-                              minimum=0, integer=True),
-    )
+    return {
+        "sitemap_url": url,
+        "sitemap_max_urls": _number("INDEXNOW_SITEMAP_MAX_URLS", config["INDEXNOW_SITEMAP_MAX_URLS"], minimum=1,
+                                    integer=True),
+        "sitemap_cache_seconds": _number("INDEXNOW_SITEMAP_CACHE_SECONDS", config["INDEXNOW_SITEMAP_CACHE_SECONDS"],
+                                         minimum=0, integer=True),
+    }
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -390,7 +384,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
-        sitemap=_sitemap(config),
+        **_sitemap(config),
     )
     _check_timeout(settings)
     return settings

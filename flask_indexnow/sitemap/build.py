@@ -114,7 +114,7 @@ def build_parts(state: IndexNowState, stats: BuildStats | None = None, *,
     """
     stats = stats if stats is not None else BuildStats()
     settings = state.settings
-    max_urls = settings.sitemap.max_urls
+    max_urls = settings.sitemap_max_urls
     limit_bytes = xmlwrite.MAX_BYTES - len(xmlwrite.URLSET_CLOSE)
     open_parts: dict[str, _Open] = {}
     numbers: dict[str, int] = {}

@@ -6,9 +6,9 @@ content changed (``fields=``, fingerprints), so a write outside ``fields=``
 ``updated_at``, stamped when the event was written.
 
 Where it is recorded, and why there: not in the host's transaction (the row
-the host's save writes must never be one a pass updates, SPEC §13, and the
-ledger is updated by every pass), but by the pass, in a transaction it runs
-anyway: :func:`record_changes` is called with the rows a batch delivered
+the host's save writes must never be one a pass updates, so that a save and a
+delivery never wait for each other, and the ledger is updated by every pass),
+but by the pass, in a transaction it runs anyway: :func:`record_changes` is called with the rows a batch delivered
 (or failed), inside :func:`flask_indexnow.delivery.worker.finish`. Until a
 row is claimed, :func:`change_times` reads its ``updated_at`` straight from
 the queue. With an insert-only inbox merged by the pass, the merge step calls
@@ -41,7 +41,7 @@ Change = tuple[str, str, str, datetime]
 
 def records_changes(state: Any) -> bool:
     """Whether this app keeps change times (it serves a sitemap)."""
-    return state.settings.sitemap.url is not None
+    return state.settings.sitemap_url is not None
 
 
 def changes_of(rows: Iterable[Any]) -> list[Change]:

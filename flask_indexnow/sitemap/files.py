@@ -79,7 +79,7 @@ def write_sitemap_files(state: IndexNowState, host: str | None, output: str | os
         written.files.append(_write(target, first, compressed))
         return written
     # The parts' URLs: INDEXNOW_SITEMAP_URL's folder when the file has its name, else the site's root.
-    served = state.settings.sitemap.url
+    served = state.settings.sitemap_url
     sitemap_url = served if served and served.rsplit("/", 1)[-1] == name else f"/{name}"
     index = index_document(parts, sitemap_url)
     written.files.insert(0, _write(target, gzip.compress(index, mtime=0), compressed))

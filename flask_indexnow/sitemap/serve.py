@@ -87,7 +87,7 @@ def part_path(sitemap_url: str, number: int) -> str:
 
 def register_sitemap(app: Flask, state: IndexNowState) -> None:
     """Add the sitemap and its parts to the URL map (when INDEXNOW_SITEMAP_URL is set)."""
-    url = state.settings.sitemap.url
+    url = state.settings.sitemap_url
     if url is None:
         return
     app.add_url_rule(url, "indexnow_sitemap", sitemap_view)
@@ -151,7 +151,7 @@ def _respond(body: bytes, lastmod: datetime | None, state: IndexNowState, *, dig
     if lastmod is not None:
         response.last_modified = lastmod
     response.cache_control.public = True
-    response.cache_control.max_age = state.settings.sitemap.cache_seconds
+    response.cache_control.max_age = state.settings.sitemap_cache_seconds
     response.make_conditional(request)
     return response
 
@@ -163,7 +163,7 @@ def sitemap_lastmod(sitemap: HostSitemap) -> datetime | None:
 
 def index_bytes(state: IndexNowState, sitemap: HostSitemap) -> bytes:
     """The ``<sitemapindex>`` the route answers for a host's parts."""
-    return index_document(sitemap.parts, state.settings.sitemap.url or "/sitemap.xml")
+    return index_document(sitemap.parts, state.settings.sitemap_url or "/sitemap.xml")
 
 
 def index_document(parts: list[PartInfo], sitemap_url: str) -> bytes:
@@ -175,7 +175,7 @@ def index_document(parts: list[PartInfo], sitemap_url: str) -> bytes:
 
 def load(state: IndexNowState, host: str, number: int) -> HostSitemap:
     """``host``'s sitemap and the gzip bytes of part ``number``, from the cache or a build."""
-    seconds = state.settings.sitemap.cache_seconds
+    seconds = state.settings.sitemap_cache_seconds
     if seconds > 0:
         found = _from_cache(state, host, number)
         if found is not None:
@@ -231,7 +231,7 @@ def summary(state: IndexNowState) -> dict[str, Any] | None:
     None when no sitemap is served. ``hosts`` is empty and ``built_at`` None
     while no build is cached (the first request for the sitemap makes one).
     """
-    url = state.settings.sitemap.url
+    url = state.settings.sitemap_url
     if url is None:
         return None
     manifest = _cache_call(state, "get", state.cache_key("sitemap:manifest"))
@@ -244,7 +244,7 @@ def summary(state: IndexNowState) -> dict[str, Any] | None:
 
 
 def _build(state: IndexNowState, host: str, number: int, *, store: bool) -> HostSitemap:
-    seconds = state.settings.sitemap.cache_seconds * KEEP_FACTOR
+    seconds = state.settings.sitemap_cache_seconds * KEEP_FACTOR
     stats = BuildStats()
     started = time.monotonic()
     hosts: dict[str, list[list[Any]]] = {}
@@ -278,7 +278,7 @@ def _from_cache(state: IndexNowState, host: str, number: int) -> HostSitemap | N
         return None
     built = manifest.get("built_at")
     age = (clock.utcnow() - datetime.fromisoformat(built)).total_seconds() if isinstance(built, str) else None
-    stale = age is None or not 0 <= age <= state.settings.sitemap.cache_seconds
+    stale = age is None or not 0 <= age <= state.settings.sitemap_cache_seconds
     rows = manifest.get("hosts", {}).get(host)
     if not rows:
         part = empty_part(host)

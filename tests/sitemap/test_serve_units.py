@@ -65,11 +65,11 @@ def test_bad_settings_fail_naming_the_key(config: dict[str, object], words: str)
 
 
 def test_settings_and_their_defaults() -> None:
-    default = load_settings({}).sitemap
-    assert (default.url, default.max_urls, default.cache_seconds) == (None, 50_000, 300)
+    default = load_settings({})
+    assert (default.sitemap_url, default.sitemap_max_urls, default.sitemap_cache_seconds) == (None, 50_000, 300)
     given = load_settings({"INDEXNOW_SITEMAP_URL": " /sitemaps/all.xml ", "INDEXNOW_SITEMAP_MAX_URLS": "1000",
-                           "INDEXNOW_SITEMAP_CACHE_SECONDS": 0}).sitemap
-    assert (given.url, given.max_urls, given.cache_seconds) == ("/sitemaps/all.xml", 1000, 0)
+                           "INDEXNOW_SITEMAP_CACHE_SECONDS": 0})
+    assert (given.sitemap_url, given.sitemap_max_urls, given.sitemap_cache_seconds) == ("/sitemaps/all.xml", 1000, 0)
 
 
 def test_watch_refuses_bad_sitemap_options() -> None:
