@@ -108,3 +108,26 @@ def test_nothing_is_recorded_without_a_sitemap(make_app: Any, clock: Any) -> Non
             assert site.get().status_code == 404  # no route either
         finally:
             site.close()
+
+
+def test_without_the_sitemap_an_install_needs_no_new_column(make_app: Any, clock: Any, endpoint: Any) -> None:
+    """Upgraded without the migration: everything but the sitemap works as before (docs/migrations.md)."""
+    site = make_site(make_app, INDEXNOW_SITEMAP_URL=None, INDEXNOW_QUEUE_ENABLED=False,
+                     watch={"fingerprint": lambda p: p.title})
+    ledger = site.state.models.url_state
+    with site.app.app_context():
+        try:
+            with site.db.engine.begin() as connection:
+                connection.exec_driver_sql(f"ALTER TABLE {ledger.name} DROP COLUMN changed_at")
+            page = site.add("story")
+            assert site.process().succeeded == 1
+            page.title = "New"
+            site.db.session.commit()
+            assert site.process().succeeded == 1
+            explained = site.app.test_cli_runner().invoke(args=["indexnow", "explain", URL])
+            assert explained.exit_code == 0, explained.output
+            assert "Ledger: fingerprint" in explained.output
+        finally:
+            with site.db.engine.begin() as connection:
+                connection.exec_driver_sql(f"ALTER TABLE {ledger.name} ADD COLUMN changed_at TIMESTAMP")
+            site.close()
