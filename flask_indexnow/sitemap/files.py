@@ -18,7 +18,8 @@ from ..errors import ConfigurationError
 from ..state import IndexNowState
 from ..urls import canonical_host
 from .build import BuildStats, build_parts, empty_part
-from .serve import PartInfo, index_document, part_path
+from .cache import PartInfo
+from .serve import index_document, part_path
 
 
 @dataclass

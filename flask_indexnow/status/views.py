@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 
 from .. import queue
 from ..delivery import worker
-from ..sitemap.serve import summary as sitemap_summary
+from ..sitemap.cache import summary as sitemap_summary
 from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
