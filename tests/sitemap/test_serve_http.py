@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import gzip
 import logging
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask_caching import Cache
+
+from flask_indexnow.sitemap import cache as sitemap_cache
 
 from .site import body_of, make_site, parse_index, parse_urlset
 
@@ -138,6 +142,36 @@ def test_two_processes_share_one_build_through_redis(make_app: Any, redis_url: s
         finally:
             first.state.guarded_cache.cache.clear()
             first.close()
+
+
+def test_a_process_waits_for_the_build_another_one_is_making(make_app: Any, redis_url: str, caplog: Any) -> None:
+    prefix = f"sitemap-wait-{id(caplog)}:"
+    site = make_site(make_app, INDEXNOW_QUEUE_ENABLED=False, INDEXNOW_CACHE_TYPE="RedisCache",
+                     INDEXNOW_CACHE_REDIS_URL=redis_url, INDEXNOW_CACHE_KEY_PREFIX=prefix)
+    with site.app.app_context():
+        try:
+            site.add("one")
+            state = site.state
+            assert state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=60)  # "another process"
+
+            def other_process() -> None:
+                time.sleep(0.6)
+                with site.app.app_context():
+                    sitemap_cache._build(state, "a.example.org", 1, store=True)
+                    state.guarded_cache.delete(state.cache_key("sitemap:building"))
+
+            builder = threading.Thread(target=other_process)
+            caplog.set_level(logging.INFO, logger="flask_indexnow")
+            builder.start()
+            try:
+                served = site.get()
+            finally:
+                builder.join()
+            assert set(parse_urlset(served.get_data())) == {f"{A}/p/one"}
+            assert _builds(caplog) == 1  # the other one's: this request waited for it
+        finally:
+            site.state.guarded_cache.cache.clear()
+            site.close()
 
 
 def test_a_cache_that_is_down_still_serves(make_app: Any) -> None:
