@@ -105,7 +105,7 @@ class BuildStats:
 
 def build_parts(state: IndexNowState, stats: BuildStats | None = None, *,
                 host_for_urls: str | None = None) -> Iterator[Part]:
-    """Every host's sitemap parts, each yielded when full (and the rest at the end), by host then number.
+    """Every host's sitemap parts, each yielded as soon as it is full, the last one of each host at the end.
 
     A host with no URL yields nothing: its sitemap is the empty one
     (:func:`empty_part`). ``host_for_urls`` (the CLI's ``--host``, outside a
@@ -127,7 +127,7 @@ def build_parts(state: IndexNowState, stats: BuildStats | None = None, *,
                 current = open_parts.get(host)
                 if current is not None and url in current.seen:
                     continue  # two rows with one URL (within a part; see docs/sitemaps.md)
-                line = xmlwrite.url_entry(url, lastmod)
+                line = xmlwrite.url_entry(url, lastmod)  # ASCII (xmlwrite.uri): its length is its size
                 if current is not None and (current.count >= max_urls or current.size + len(line) > limit_bytes):
                     yield current.close()
                     current = None
