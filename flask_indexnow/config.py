@@ -59,6 +59,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
                                     "query parameters dropped from every URL before dedup and sending (names, or a "
                                     "name's start followed by '*'); () keeps every parameter"),
+    "INDEXNOW_VERIFY": (None, "before an update is sent, ask for the page and send only what engines would index: "
+                              "None (no check), 'app' (the app itself, in-process) or 'http' (a real GET); see Only indexable pages"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -142,6 +144,8 @@ class Settings:
     cache_config: Mapping[str, Any] = field(default_factory=dict)
     #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
     strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
+    #: INDEXNOW_VERIFY: None, "app" or "http".
+    verify: str | None = None
     #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
     sitemap_url: str | None = None
     sitemap_max_urls: int = SITEMAP_MAX_URLS
@@ -398,10 +402,20 @@ def load_settings(config: dict[str, Any]) -> Settings:
         requests_per_minute=per_minute,
         cache_config=cache_config,
         strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
+        verify=_verify(config["INDEXNOW_VERIFY"]),
         **_sitemap(config),
     )
     _check_timeout(settings)
     return settings
+
+
+def _verify(value: Any) -> str | None:
+    """INDEXNOW_VERIFY: None, "app" or "http" (any case; surrounding blanks ignored)."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("app", "http"):
+        return value.strip().lower()
+    raise ConfigurationError(f"INDEXNOW_VERIFY must be None, 'app' or 'http', got {value!r}")
 
 
 def _endpoints(value: Any) -> tuple[str, ...]:

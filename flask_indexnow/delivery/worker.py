@@ -35,6 +35,7 @@ from ..models import url_hash
 from ..sitemap.changes import changes_of, record_changes, records_changes
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
+from ..verify.screen import screen
 from . import due, passlog
 from .breaker import CacheUnavailable
 from .budget import take as take_budget
@@ -83,6 +84,8 @@ class PassResult:
     dry_run: int = 0
     requests: int = 0
     released: int = 0
+    #: Rows not sent because their page is not indexable (INDEXNOW_VERIFY).
+    skipped: int = 0
     skipped_reason: str | None = None
     paused_until: datetime | None = None
 
@@ -101,6 +104,8 @@ class PassResult:
         )
         if self.dry_run:
             text += f", dry run {self.dry_run}"
+        if self.skipped:
+            text += f", skipped {self.skipped} (not indexable)"
         return text
 
 
@@ -143,6 +148,10 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
             result.reset_stale = _sweep_if_due(state, connection, now)
             rows = claim(state, connection, limit, now, token)
             result.claimed = len(rows)
+            if rows and state.settings.verify:  # INDEXNOW_VERIFY: only indexable pages go on (verify/screen.py)
+                rows, screened = screen(state, connection, token, rows, deadline)
+                result.skipped, result.released = screened.skipped, screened.released
+                result.retried, result.failed = screened.retried, screened.failed
             if rows:
                 _deliver_all(state, connection, token, rows, result, now, deadline)
             next_stamp = _next_due(state, connection, now, drained=result.claimed < limit)
@@ -466,7 +475,8 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     this, a page deleted and then republished unchanged would never be
     submitted again.)
     """
-    record_all = state.settings.resubmit_interval > 0
+    # With INDEXNOW_VERIFY every delivery is recorded: a page delivered before is withdrawn once it stops being indexable.
+    record_all = state.settings.resubmit_interval > 0 or state.settings.verify is not None
     if not (record_all or any(r.fingerprint for r in rows)
             or any(a.fingerprint for a in state.extension.adapters.values())):
         return  # this app keeps no ledger: nothing to record, nothing to clear
@@ -478,11 +488,16 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
         }
         for r in rows
     }
+    columns: tuple[str, ...] = ("fingerprint", "last_success_at")
+    if state.settings.verify is not None:  # a delivered delete withdraws the page (verify/screen.py); an update ends that
+        columns += ("withdrawn_at",)
+        for r in rows:
+            entries[(r.host, r.url)]["withdrawn_at"] = now if r.action == "delete" else None
     written = sorted(
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
     for chunk in chunks(written, ROWS_PER_STATEMENT):
-        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
+        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=columns)
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
         for part in chunks(forgotten, ROWS_PER_STATEMENT):
