@@ -228,12 +228,21 @@ def _read(adapter: Adapter, objects: list[Any], now: datetime, stats: BuildStats
 
 def _with_lastmod(state: IndexNowState, session: Session, found: list[tuple[str, str, str, Any, bool]],
                   queue_too: bool) -> list[Entry]:
-    """Fill in the last change seen for URLs whose model has no ``lastmod=`` function."""
+    """Fill in the last change seen for URLs whose model has no ``lastmod=`` function.
+
+    With INDEXNOW_VERIFY, a URL whose last verdict says the pass would not send
+    it (noindex, canonical, redirect, robots, gone) is left out.
+    """
     digests = [url_hash(url) for _host, _origin, url, _lastmod, _given in found]
-    wanted = [(item[0], digest) for item, digest in zip(found, digests) if not item[4]]
-    times = change_times(session.connection(), state, wanted, queue_too=queue_too) if wanted else {}
+    verifying = state.settings.verify is not None
+    wanted = [(item[0], digest) for item, digest in zip(found, digests) if verifying or not item[4]]
+    withheld: set[tuple[str, str]] | None = set() if verifying else None
+    times = change_times(session.connection(), state, wanted, queue_too=queue_too,
+                         withheld=withheld) if wanted else {}
     entries: list[Entry] = []
     for (host, origin, url, lastmod, given), digest in zip(found, digests):
+        if withheld and (host, digest) in withheld:
+            continue
         if not given:
             lastmod = times.get((host, digest))
         entries.append((host, origin, url, lastmod))

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from ..clock import as_utc
 from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name
+from ..verify.verdict import SKIPPED
 
 #: One change to record: host, url, url_hash, when.
 Change = tuple[str, str, str, datetime]
@@ -110,25 +111,39 @@ def has_open_updates(connection: sa.Connection, state: Any) -> bool:
     ).first() is not None
 
 
+#: With INDEXNOW_VERIFY: the last verdicts whose page the sitemap leaves out (not indexable, or gone).
+NOT_LISTED = frozenset({*SKIPPED, "gone"})
+
+
 def change_times(connection: sa.Connection, state: Any, keys: Sequence[tuple[str, str]], *,
-                 queue_too: bool = True) -> dict[tuple[str, str], datetime]:
+                 queue_too: bool = True, withheld: set[tuple[str, str]] | None = None,
+                 ) -> dict[tuple[str, str], datetime]:
     """(host, url_hash) → the last change seen of each of ``keys``, where known.
 
     The ledger's ``changed_at``, or the ``updated_at`` of an open ``update``
     row not yet attempted (an event the pass has not claimed yet), whichever
     is later (``queue_too=False``: the ledger only, when no such row exists).
-    Indexed look-ups (the ledger's and the queue's unique keys start with
-    ``url_hash``); on PostgreSQL the hashes go as one array parameter.
+    ``withheld`` (with INDEXNOW_VERIFY) receives the keys whose last verdict
+    is in :data:`NOT_LISTED`: the pass does not send them, so the sitemap does
+    not list them. Indexed look-ups (the ledger's and the queue's unique keys
+    start with ``url_hash``); on PostgreSQL the hashes go as one array parameter.
     """
     ledger, queue = state.models.url_state, state.models.queue
     wanted = set(keys)
     times: dict[tuple[str, str], datetime] = {}
     postgres = dialect_name(connection) == "postgresql"
+    verdicts = withheld is not None
+    columns = [ledger.c.host, ledger.c.url_hash, ledger.c.changed_at] + ([ledger.c.verdict] if verdicts else [])
+    known = ledger.c.changed_at.is_not(None)
+    if verdicts:
+        known = sa.or_(known, ledger.c.verdict.is_not(None))
     for part in chunks(sorted({digest for _host, digest in wanted}), IN_LIST_SIZE):
-        found = list(connection.execute(
-            sa.select(ledger.c.host, ledger.c.url_hash, ledger.c.changed_at).where(
-                _among(ledger.c.url_hash, part, postgres), ledger.c.changed_at.is_not(None))
-        ))
+        found = []
+        for row in connection.execute(sa.select(*columns).where(_among(ledger.c.url_hash, part, postgres), known)):
+            if withheld is not None and row.verdict and row.verdict.split(":", 1)[0] in NOT_LISTED:
+                withheld.add((row.host, row.url_hash))
+            if row.changed_at is not None:
+                found.append((row.host, row.url_hash, row.changed_at))
         if queue_too:
             found += connection.execute(
                 sa.select(queue.c.host, queue.c.url_hash, queue.c.updated_at).where(
