@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, editing, enqueue, last_seen, processes, verification, web
+from . import delivery, editing, enqueue, last_seen, processes, sitemap, verification, web
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -51,6 +51,8 @@ class Sizes:
     last_seen_requests: int = 200
     verify_urls: int = 500
     verify_rounds: int = 9
+    sitemap_big: int = 1_000_000
+    sitemap_small: int = 100_000
     editing_rounds: int = 6
     editing_requests: int = 400
     watched_rounds: int = 7
@@ -61,8 +63,8 @@ QUICK = Sizes(
     overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
-    last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, editing_rounds=2,
-    editing_requests=80, watched_rounds=2, watched_saves=30,
+    last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, sitemap_big=50_000,
+    sitemap_small=5_000, editing_rounds=2, editing_requests=80, watched_rounds=2, watched_saves=30,
 )
 
 
@@ -95,10 +97,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-11)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-12)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 12))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 13))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -143,10 +145,13 @@ def main(argv: list[str] | None = None) -> int:
             (9, "", lambda: verification.verification(9, f"sqlite:///{work / 'verify.db'}", s.verify_urls,
                                                       s.verify_rounds)),
             (9, "pg", lambda: verification.verification(9, POSTGRES_URL, s.verify_urls, s.verify_rounds)),
-            (10, "pg", lambda: editing.editing_workload(10, POSTGRES_URL, s.editing_rounds, s.editing_requests)),
-            (10, "", lambda: editing.editing_workload(10, f"sqlite:///{work / 'blog.db'}", s.editing_rounds,
+            (10, "", lambda: sitemap.sitemap_build(10, f"sqlite:///{work / 'sitemap.db'}", s.sitemap_big,
+                                                    s.sitemap_small)),
+            (10, "pg", lambda: sitemap.sitemap_build(10, POSTGRES_URL, s.sitemap_big, s.sitemap_small)),
+            (11, "pg", lambda: editing.editing_workload(11, POSTGRES_URL, s.editing_rounds, s.editing_requests)),
+            (11, "", lambda: editing.editing_workload(11, f"sqlite:///{work / 'blog.db'}", s.editing_rounds,
                                                       s.editing_requests)),
-            (11, "pg", lambda: editing.watched_save(11, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
+            (12, "pg", lambda: editing.watched_save(12, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
         ]
         try:
             available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}
