@@ -17,7 +17,7 @@ import logging
 import operator
 import secrets
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
@@ -30,6 +30,7 @@ from .. import claims, clock, engines, retry, signals
 from ..checks import cache_is_shared
 from ..claims import Bind
 from ..keys.rules import key_for, key_problem
+from ..metrics import totals
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
@@ -406,6 +407,7 @@ def finish(
         params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
+    recorded = _history_counts(rows, params)
 
     def work(connection: Any) -> None:
         retried.clear()
@@ -417,10 +419,12 @@ def finish(
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
-            return
-        for row in rows:
-            if owned is None or row.id in owned:
-                (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
+        else:
+            for row in rows:
+                if owned is None or row.id in owned:
+                    (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
+        # Last, so the counter rows every worker shares stay locked only until this commit.
+        totals.record(connection, models.totals, endpoint, recorded, now)
 
     claims.run(bind, work)
 
@@ -441,6 +445,14 @@ def finish(
                 signals.send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
                             status=answer.http_status, error=answer.error, permanent=permanent,
                             engine=endpoint)
+
+
+def _history_counts(rows: list[Claimed], params: dict[str, Any]) -> Counter[str]:
+    """How many history rows of each status :func:`finish_batch` writes for ``rows`` (one per row, owned or not)."""
+    if "status" in params:
+        return Counter({params["status"]: len(rows)})
+    limit = params["limit"]
+    return Counter("failed" if retry.gives_up(row.attempts + 1, limit) else "retry" for row in rows)
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:

@@ -1,0 +1,73 @@
+"""Deliveries ever recorded, per engine and history status: counters that survive pruning and restarts.
+
+Prometheus counters must never go down, and the work is done by many
+processes, so the totals live in the database (``indexnow_totals``): one
+row per (engine, history status), added to by the same transaction that
+writes the outcome and its history rows. That is one statement per outcome,
+whatever the number of URLs: a multi-row upsert that adds each status's count.
+
+Many workers finishing batches at once update the same few rows. Each
+transaction writes its totals last, so the row lock it takes is held only
+until its commit, and always in (engine, status) order, so two transactions
+never wait on each other's rows in opposite orders (no deadlock on InnoDB).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..sqlutil import dialect_name
+from ..tables import UTCDateTime
+
+
+def record(connection: Any, table: sa.Table, engine: str, counts: Mapping[str, int], now: datetime) -> None:
+    """Add ``counts`` (history status → URLs) to ``engine``'s totals, in the caller's transaction.
+
+    Any status string is taken (``success``, ``retry``, ``failed``,
+    ``dry_run``, ``skipped``, or one added later): the totals count what the
+    history records. Zero counts are left out.
+    """
+    items = sorted((status, int(n)) for status, n in counts.items() if n)
+    if not items:
+        return
+    params: dict[str, Any] = {"engine": engine, "now": now}
+    for index, (status, count) in enumerate(items):
+        params[f"s{index}"] = status
+        params[f"n{index}"] = count
+    connection.execute(_record_sql(connection.dialect, table, dialect_name(connection), len(items)), params)
+
+
+@functools.lru_cache(maxsize=64)
+def _record_sql(sa_dialect: Any, table: sa.Table, dialect: str, rows: int) -> sa.TextClause:
+    """The upsert of ``rows`` (engine, status) counters, built once per table, dialect and size.
+
+    ``last_at`` only moves forward: two workers may commit out of order.
+    """
+    prep = sa_dialect.identifier_preparer
+    t = prep.format_table(table)
+    engine, status, count, last_at = (prep.quote(name) for name in ("engine", "status", "count", "last_at"))
+    values = ", ".join(f"(:engine, :s{i}, :n{i}, :now)" for i in range(rows))
+    insert = f"INSERT INTO {t} ({engine}, {status}, {count}, {last_at}) VALUES {values}"
+    if dialect == "mysql":
+        sql = (f"{insert} ON DUPLICATE KEY UPDATE {count} = {count} + VALUES({count}), "
+               f"{last_at} = GREATEST({last_at}, VALUES({last_at}))")
+    elif dialect in ("postgresql", "sqlite"):
+        # SQLite's two-argument MAX is its GREATEST (its times are text in one fixed format: text order is time order).
+        greatest = "GREATEST" if dialect == "postgresql" else "MAX"
+        sql = (f"{insert} ON CONFLICT ({engine}, {status}) DO UPDATE SET {count} = {t}.{count} + excluded.{count}, "
+               f"{last_at} = {greatest}({t}.{last_at}, excluded.{last_at})")
+    else:
+        raise NotImplementedError(f"the delivery totals support PostgreSQL, SQLite and MySQL/MariaDB, not {dialect}")
+    return sa.text(sql).bindparams(sa.bindparam("now", type_=UTCDateTime()))
+
+
+def read(connection: Any, table: sa.Table) -> list[tuple[str, str, int, datetime]]:
+    """Every counter: (engine, status, count, last_at), in (engine, status) order."""
+    c = table.c
+    return [(str(e), str(s), int(n), at) for e, s, n, at in connection.execute(
+        sa.select(c.engine, c.status, c.count, c.last_at).order_by(c.engine, c.status))]
