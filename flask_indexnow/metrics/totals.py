@@ -49,8 +49,8 @@ def _record_sql(sa_dialect: Any, table: sa.Table, dialect: str, rows: int) -> sa
     ``last_at`` only moves forward: two workers may commit out of order.
     """
     prep = sa_dialect.identifier_preparer
-    t = prep.format_table(table)
-    engine, status, count, last_at = (prep.quote(name) for name in ("engine", "status", "count", "last_at"))
+    t = prep.quote_identifier(table.name)  # every identifier quoted: prefixes and column names stay names
+    engine, status, count, last_at = map(prep.quote_identifier, ("engine", "status", "count", "last_at"))
     values = ", ".join(f"(:engine, :s{i}, :n{i}, :now)" for i in range(rows))
     insert = f"INSERT INTO {t} ({engine}, {status}, {count}, {last_at}) VALUES {values}"
     if dialect == "mysql":

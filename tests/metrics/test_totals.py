@@ -1,0 +1,99 @@
+"""The delivery totals (indexnow_totals): one upsert per outcome, in the outcome's transaction, on every database."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+import sqlalchemy as sa
+
+from flask_indexnow.metrics import totals
+
+from ..conftest import rows
+from ..endpoint_server import Reply
+
+THREADS = 4
+
+
+def ext(app):
+    return app.extensions["indexnow"].extension
+
+
+def state_of(app):
+    return app.extensions["indexnow"]
+
+
+def counters(app) -> dict[tuple[str, str], int]:
+    state = state_of(app)
+    with app.app_context(), state.engine().connect() as connection:
+        return {(engine, status): count for engine, status, count, _ in totals.read(connection, state.models.totals)}
+
+
+@pytest.mark.every_backend  # each database has its own upsert
+def test_record_adds_any_status_and_keeps_the_latest_time(app, clock):
+    state = state_of(app)
+    table = state.models.totals
+    earlier = clock.now
+    later = clock.advance(60)
+    with state.engine().begin() as connection:
+        totals.record(connection, table, "https://e.example/indexnow", {"success": 3, "skipped": 2, "retry": 0}, later)
+    with state.engine().begin() as connection:  # a worker that commits later with an earlier answer
+        totals.record(connection, table, "https://e.example/indexnow", {"success": 4, "later_status": 1}, earlier)
+    with state.engine().connect() as connection:
+        found = totals.read(connection, table)
+    assert [(e, s, n) for e, s, n, _ in found] == [
+        ("https://e.example/indexnow", "later_status", 1),
+        ("https://e.example/indexnow", "skipped", 2),
+        ("https://e.example/indexnow", "success", 7),
+    ]  # a zero count writes no row
+    assert {s: at for _, s, _, at in found}["success"] == later  # the time never goes back
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb", "sqlite"])
+def test_concurrent_workers_count_every_url_once(make_app, endpoint, clock, backend):
+    """Workers finishing batches at once all add to the same counter rows: no deadlock, nothing lost."""
+    app = make_app(SQLALCHEMY_ENGINE_OPTIONS={"pool_size": THREADS + 2, "pool_pre_ping": True},
+                   INDEXNOW_MAX_ATTEMPTS=1)
+    urls = [f"https://site{i % 3}.example.com/page/{i}" for i in range(240)]
+    with app.app_context():
+        ext(app).enqueue_many(urls)
+    # Every third POST is refused for good: two statuses, so each outcome upserts its own rows.
+    endpoint.script(*[Reply(400 if n % 3 == 0 else 200, delay=0.005) for n in range(200)])
+    barrier = threading.Barrier(THREADS)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with app.app_context():
+                barrier.wait()
+                while ext(app).process_queue(limit=5).claimed:
+                    pass
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+    assert not errors, errors
+    history = Counter(h.status for h in rows(app, "History"))
+    assert sum(history.values()) == len(urls)
+    assert counters(app) == {(endpoint.url, status): count for status, count in history.items()}
+
+
+def test_the_totals_are_written_in_the_outcome_transaction(app, endpoint, clock):
+    """When the totals cannot be written, the outcome is not written either: nothing counted twice or lost."""
+    state = state_of(app)
+    ext(app).enqueue("https://example.com/a")
+    state.models.totals.drop(state.engine())
+    try:
+        with pytest.raises(sa.exc.OperationalError):
+            ext(app).process_queue()
+        assert rows(app, "History") == []
+        assert [r.status for r in rows(app)] == ["pending"]  # given back, to be sent again
+    finally:
+        state.models.totals.create(state.engine())
+    assert ext(app).process_queue().succeeded == 1
+    assert counters(app) == {(endpoint.url, "success"): 1}
