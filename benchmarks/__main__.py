@@ -91,10 +91,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-9)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-10)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 10))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 11))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             (7, "", lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
             (8, "", lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
             (8, "pg", lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
-            (9, "pg", lambda: metrics.scrape_cost(9, POSTGRES_URL, s.scrape_big, s.scrape_small, s.scrapes)),
-            (9, "", lambda: metrics.scrape_cost(9, f"sqlite:///{work / 'scrape.db'}", s.scrape_big, s.scrape_small,
+            (10, "pg", lambda: metrics.scrape_cost(10, POSTGRES_URL, s.scrape_big, s.scrape_small, s.scrapes)),
+            (10, "", lambda: metrics.scrape_cost(10, f"sqlite:///{work / 'scrape.db'}", s.scrape_big, s.scrape_small,
                                                 s.scrapes)),
         ]
         try:

@@ -407,7 +407,7 @@ def finish(
         params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
-    recorded = _history_counts(rows, params)
+    recorded = {(endpoint, status): n for status, n in _history_counts(rows, params).items()}
 
     def work(connection: Any) -> None:
         retried.clear()
@@ -424,7 +424,7 @@ def finish(
                 if owned is None or row.id in owned:
                     (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
         # Last, so the counter rows every worker shares stay locked only until this commit.
-        totals.record(connection, models.totals, endpoint, recorded, now)
+        totals.record(connection, models.totals, recorded, now)
 
     claims.run(bind, work)
 

@@ -25,20 +25,19 @@ from ..sqlutil import dialect_name
 from ..tables import UTCDateTime
 
 
-def record(connection: Any, table: sa.Table, engine: str, counts: Mapping[str, int], now: datetime) -> None:
-    """Add ``counts`` (history status → URLs) to ``engine``'s totals, in the caller's transaction.
+def record(connection: Any, table: sa.Table, counts: Mapping[tuple[str, str], int], now: datetime) -> None:
+    """Add ``counts`` ((engine, history status) → URLs) to the totals, in the caller's transaction, in one statement.
 
-    Any status string is taken (``success``, ``retry``, ``failed``,
-    ``dry_run``, ``skipped``, or one added later): the totals count what the
-    history records. Zero counts are left out.
+    ``engine`` is the endpoint URL. Any status string is taken (``success``,
+    ``retry``, ``failed``, ``dry_run``, ``skipped``, or one added later): the
+    totals count what the history records. Zero counts are left out.
     """
-    items = sorted((status, int(n)) for status, n in counts.items() if n)
+    items = sorted((key, int(n)) for key, n in counts.items() if n)
     if not items:
         return
-    params: dict[str, Any] = {"engine": engine, "now": now}
-    for index, (status, count) in enumerate(items):
-        params[f"s{index}"] = status
-        params[f"n{index}"] = count
+    params: dict[str, Any] = {"now": now}
+    for index, ((engine, status), count) in enumerate(items):
+        params[f"e{index}"], params[f"s{index}"], params[f"n{index}"] = engine, status, count
     connection.execute(_record_sql(connection.dialect, table, dialect_name(connection), len(items)), params)
 
 
@@ -51,7 +50,7 @@ def _record_sql(sa_dialect: Any, table: sa.Table, dialect: str, rows: int) -> sa
     prep = sa_dialect.identifier_preparer
     t = prep.quote_identifier(table.name)  # every identifier quoted: prefixes and column names stay names
     engine, status, count, last_at = map(prep.quote_identifier, ("engine", "status", "count", "last_at"))
-    values = ", ".join(f"(:engine, :s{i}, :n{i}, :now)" for i in range(rows))
+    values = ", ".join(f"(:e{i}, :s{i}, :n{i}, :now)" for i in range(rows))
     insert = f"INSERT INTO {t} ({engine}, {status}, {count}, {last_at}) VALUES {values}"
     if dialect == "mysql":
         sql = (f"{insert} ON DUPLICATE KEY UPDATE {count} = {count} + VALUES({count}), "

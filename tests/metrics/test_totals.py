@@ -36,18 +36,18 @@ def test_record_adds_any_status_and_keeps_the_latest_time(app, clock):
     table = state.models.totals
     earlier = clock.now
     later = clock.advance(60)
+    one, two = "https://e.example/indexnow", "https://f.example/indexnow"
     with state.engine().begin() as connection:
-        totals.record(connection, table, "https://e.example/indexnow", {"success": 3, "skipped": 2, "retry": 0}, later)
+        totals.record(connection, table, {(one, "success"): 3, (one, "skipped"): 2, (one, "retry"): 0,
+                                          (two, "failed"): 1}, later)
     with state.engine().begin() as connection:  # a worker that commits later with an earlier answer
-        totals.record(connection, table, "https://e.example/indexnow", {"success": 4, "later_status": 1}, earlier)
+        totals.record(connection, table, {(one, "success"): 4, (one, "later_status"): 1}, earlier)
     with state.engine().connect() as connection:
         found = totals.read(connection, table)
     assert [(e, s, n) for e, s, n, _ in found] == [
-        ("https://e.example/indexnow", "later_status", 1),
-        ("https://e.example/indexnow", "skipped", 2),
-        ("https://e.example/indexnow", "success", 7),
+        (one, "later_status", 1), (one, "skipped", 2), (one, "success", 7), (two, "failed", 1),
     ]  # a zero count writes no row
-    assert {s: at for _, s, _, at in found}["success"] == later  # the time never goes back
+    assert {(e, s): at for e, s, _, at in found}[(one, "success")] == later  # the time never goes back
 
 
 @pytest.mark.parametrize("backend", ["postgresql", "mariadb", "sqlite"])
