@@ -9,6 +9,10 @@ Above it, PostgreSQL and MySQL/MariaDB give the planner's own estimate of the
 same query (what ``EXPLAIN`` says, kept current by autovacuum / InnoDB's
 statistics), never less than the limit; SQLite keeps no such estimate and
 counts exactly. All counts and the oldest due rows go in one statement.
+
+Events still in the inbox (the insert-only table the site's own transactions
+write, merged into the queue by each pass) are counted as status ``inbox``
+for every engine: each becomes one queue row per engine when merged.
 """
 
 from __future__ import annotations
@@ -56,32 +60,49 @@ def engine_queues(state: IndexNowState, connection: Any) -> list[EngineQueue]:
     queue = state.models.queue
     now = clock.utcnow()
     pairs = engine_keys(state)
+    inbox = _inbox(state)
     columns: list[Any] = []
     for _endpoint, keys in pairs:
-        for status in QUEUE_STATUSES:
-            bounded = _rows(queue, status, keys).limit(EXACT_LIMIT + 1).subquery()
-            columns.append(sa.select(sa.func.count()).select_from(bounded).scalar_subquery())
+        columns += [_bounded(_rows(queue, status, keys)) for status in QUEUE_STATUSES]
         columns.append(
             sa.select(sa.func.min(queue.c.available_at))
             .where(queue.c.status == sa.literal_column("'pending'"), queue.c.engine.in_(keys),
                    queue.c.available_at <= now)
             .scalar_subquery()
         )
+    if inbox is not None:
+        columns.append(_bounded(sa.select(sa.literal(1)).select_from(inbox)))
     values = list(connection.execute(sa.select(*columns)).one())
+    extra = {}
+    if inbox is not None:
+        extra["inbox"] = _settle(connection, sa.select(sa.literal(1)).select_from(inbox), int(values.pop()))
     width = len(QUEUE_STATUSES) + 1
     found = []
     for index, (endpoint, keys) in enumerate(pairs):
         *numbers, oldest = values[index * width:(index + 1) * width]
-        counts = {}
-        for status, number in zip(QUEUE_STATUSES, numbers):
-            count = int(number)
-            if count > EXACT_LIMIT:
-                rows = _rows(queue, status, keys)
-                guess = estimate(connection, rows)
-                count = guess if guess is not None else exact_count(connection, rows)
-            counts[status] = count
-        found.append(EngineQueue(endpoint, counts, _age(now, oldest)))
+        counts = {status: _settle(connection, _rows(queue, status, keys), int(number))
+                  for status, number in zip(QUEUE_STATUSES, numbers)}
+        found.append(EngineQueue(endpoint, {**counts, **extra}, _age(now, oldest)))
     return found
+
+
+def _bounded(rows: sa.Select[Any]) -> Any:
+    """``rows`` counted up to :data:`EXACT_LIMIT` + 1, as a scalar subquery."""
+    return sa.select(sa.func.count()).select_from(rows.limit(EXACT_LIMIT + 1).subquery()).scalar_subquery()
+
+
+def _settle(connection: Any, rows: sa.Select[Any], counted: int) -> int:
+    """The bounded count when it is exact; above the limit the estimate, or (SQLite) every row counted."""
+    if counted <= EXACT_LIMIT:
+        return counted
+    guess = estimate(connection, rows)
+    return guess if guess is not None else exact_count(connection, rows)
+
+
+def _inbox(state: IndexNowState) -> sa.Table | None:
+    """The inbox table, in versions that have one."""
+    table: sa.Table | None = getattr(state.models, "inbox", None)
+    return table
 
 
 def _age(now: datetime, oldest: Any) -> float:
