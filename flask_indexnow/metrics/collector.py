@@ -33,6 +33,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, bool]] = {
     "indexnow_jobs": ("Jobs per status and queue", ("status", "queue"), "jobs", False),
     "indexnow_schedule_next_run_timestamp_seconds": (
         "When each enabled schedule runs next (Unix time)", ("schedule",), "schedule_next_run", False),
+    "indexnow_schedule_last_outcome": (
+        "1 for the outcome of each schedule's last occurrence, 0 for the others", ("schedule", "outcome"),
+        "schedule_last_outcome", False),
     "indexnow_check_ok": ("1 when the status page's configuration check passes, else 0", ("check",), "checks", False),
 }
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import engines
+from .. import clock, engines
 from ..checks import run_checks
 from ..scheduling import scheduler_active
 from ..state import IndexNowState
@@ -20,6 +20,9 @@ from . import counts, totals
 
 #: The delivery statuses every configured engine exports, zero until they happen, so ``rate()`` sees the first.
 DELIVERY_STATUSES = ("success", "retry", "failed", "skipped", "dry_run")
+
+#: What a schedule's occurrence may come to (the schedules' history, where there is one).
+SCHEDULE_OUTCOMES = ("dispatched", "skipped", "missed", "triggered", "expired")
 
 #: (labels, value) of one sample.
 Sample = tuple[tuple[str, ...], float]
@@ -37,6 +40,7 @@ class Snapshot:
     budget_remaining: list[Sample] = field(default_factory=list)  # (engine,)
     jobs: list[Sample] = field(default_factory=list)  # (status, queue)
     schedule_next_run: list[Sample] = field(default_factory=list)  # (schedule,)
+    schedule_last_outcome: list[Sample] = field(default_factory=list)  # (schedule, outcome)
     checks: list[Sample] = field(default_factory=list)  # (check,)
 
 
@@ -88,12 +92,26 @@ def _jobs(state: IndexNowState, connection: Any, snapshot: Snapshot) -> None:
 
 
 def _schedules(state: IndexNowState, connection: Any, snapshot: Snapshot) -> None:
-    """When each enabled schedule runs next (a paused one has no next run)."""
+    """When each enabled schedule runs next, and how each one's last occurrence went; one query.
+
+    Schedules are named by ``name`` where the table has it (named schedules),
+    else by their handler. The last outcome comes from the schedules' own
+    history where there is one, each read through its (schedule, id) index.
+    """
     table = state.models.schedule
-    for handler, next_run in connection.execute(
-        sa.select(table.c.handler, table.c.next_run).where(table.c.enabled.is_(True)).order_by(table.c.handler)
-    ):
-        snapshot.schedule_next_run.append(((str(handler),), next_run.timestamp()))
+    name: Any = sa.func.coalesce(table.c.name, table.c.handler) if "name" in table.c else table.c.handler
+    columns: list[Any] = [name.label("schedule"), table.c.next_run, table.c.enabled]
+    runs: sa.Table | None = getattr(state.models, "schedule_run", None)
+    if runs is not None:
+        columns.append(sa.select(runs.c.outcome).where(runs.c.schedule == name)
+                       .order_by(runs.c.id.desc()).limit(1).scalar_subquery())
+    for found in connection.execute(sa.select(*columns).order_by(name)):
+        if found.enabled:
+            snapshot.schedule_next_run.append(((str(found.schedule),), clock.as_utc(found.next_run).timestamp()))
+        if runs is not None:
+            last = found[3]
+            for outcome in sorted({*SCHEDULE_OUTCOMES, *([str(last)] if last else [])}):
+                snapshot.schedule_last_outcome.append(((str(found.schedule), outcome), float(outcome == last)))
 
 
 def _engines(state: IndexNowState, snapshot: Snapshot) -> None:
