@@ -1,4 +1,4 @@
-"""Prometheus metrics: ``GET {INDEXNOW_STATUS_URL_PREFIX}/metrics`` (SPEC §13, issue 22).
+"""Prometheus metrics: ``GET {INDEXNOW_STATUS_URL_PREFIX}/metrics`` (issue 22).
 
 Every value is read from the database (and the shared cache) at scrape time,
 so it is right with any number of web processes, workers and machines:
