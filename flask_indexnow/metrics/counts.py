@@ -64,10 +64,13 @@ def engine_queues(state: IndexNowState, connection: Any) -> list[EngineQueue]:
     columns: list[Any] = []
     for _endpoint, keys in pairs:
         columns += [_bounded(_rows(queue, status, keys)) for status in QUEUE_STATUSES]
+        # The first pending row in due order, due or not: a walk of the claim index that stops at
+        # once. (A range "available_at <= now" walks all of it on PostgreSQL, which drops the status
+        # from the conditions of a partial index on status and then cannot seek on available_at.)
         columns.append(
-            sa.select(sa.func.min(queue.c.available_at))
-            .where(queue.c.status == sa.literal_column("'pending'"), queue.c.engine.in_(keys),
-                   queue.c.available_at <= now)
+            sa.select(queue.c.available_at)
+            .where(queue.c.status == sa.literal_column("'pending'"), queue.c.engine.in_(keys))
+            .order_by(queue.c.status, queue.c.available_at).limit(1)
             .scalar_subquery()
         )
     if inbox is not None:
@@ -106,6 +109,7 @@ def _inbox(state: IndexNowState) -> sa.Table | None:
 
 
 def _age(now: datetime, oldest: Any) -> float:
+    """How long the first row in due order has been due; 0 when there is none, or it is not due yet."""
     if oldest is None:
         return 0.0
     if isinstance(oldest, str):  # SQLite hands a scalar subquery's time back as its text
