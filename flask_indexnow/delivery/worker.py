@@ -17,8 +17,8 @@ import logging
 import operator
 import secrets
 import time
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeAlias
@@ -407,7 +407,7 @@ def finish(
         params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
-    recorded = {(endpoint, status): n for status, n in _history_counts(rows, params).items()}
+    status_of = _history_status(params)
 
     def work(connection: Any) -> None:
         retried.clear()
@@ -424,7 +424,7 @@ def finish(
                 if owned is None or row.id in owned:
                     (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
         # Last, so the counter rows every worker shares stay locked only until this commit.
-        totals.record(connection, models.totals, recorded, now)
+        totals.record_rows(connection, state, rows, status_of, now)
 
     claims.run(bind, work)
 
@@ -447,12 +447,13 @@ def finish(
                             engine=endpoint)
 
 
-def _history_counts(rows: list[Claimed], params: dict[str, Any]) -> Counter[str]:
-    """How many history rows of each status :func:`finish_batch` writes for ``rows`` (one per row, owned or not)."""
+def _history_status(params: dict[str, Any]) -> Callable[[Claimed], str]:
+    """The history status :func:`finish_batch` writes for each row of the batch (owned or not)."""
     if "status" in params:
-        return Counter({params["status"]: len(rows)})
+        status: str = params["status"]
+        return lambda _row: status
     limit = params["limit"]
-    return Counter("failed" if retry.gives_up(row.attempts + 1, limit) else "retry" for row in rows)
+    return lambda row: "failed" if retry.gives_up(row.attempts + 1, limit) else "retry"
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:

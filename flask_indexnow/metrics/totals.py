@@ -15,14 +15,29 @@ never wait on each other's rows in opposite orders (no deadlock on InnoDB).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
+from .. import engines
 from ..sqlutil import dialect_name
+from ..state import IndexNowState
 from ..tables import UTCDateTime
+
+
+def record_rows(connection: Any, state: IndexNowState, rows: Iterable[Any], status_of: Callable[[Any], str],
+                now: datetime) -> None:
+    """Count one history row per claimed queue row (``status_of(row)`` its history status), in one statement.
+
+    What every writer of history calls, in the transaction that writes it,
+    last (see the module's docstring). A row's engine is counted as its
+    endpoint URL, as the history records it.
+    """
+    counts = Counter((engines.resolve(state, row.engine) or row.engine, status_of(row)) for row in rows)
+    record(connection, state.models.totals, counts, now)
 
 
 def record(connection: Any, table: sa.Table, counts: Mapping[tuple[str, str], int], now: datetime) -> None:
