@@ -18,7 +18,7 @@ import operator
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeAlias
@@ -30,7 +30,6 @@ from .. import claims, clock, engines, retry, signals
 from ..checks import cache_is_shared
 from ..claims import Bind
 from ..keys.rules import key_for, key_problem
-from ..metrics import totals
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
@@ -407,7 +406,6 @@ def finish(
         params["retry_at"] = retry.retry_at(settings, answer.retry_after, now)
     retried: list[Claimed] = []
     failed: list[Claimed] = []
-    status_of = _history_status(params)
 
     def work(connection: Any) -> None:
         retried.clear()
@@ -415,7 +413,8 @@ def finish(
         # The DELETE/UPDATE locks what it changes, so a concurrent event waits for this
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
-        owned = finish_batch(connection, queue, history, params, rows, success=success)
+        # The delivery totals are counted with the history (metrics), last in this transaction.
+        owned = finish_batch(connection, queue, history, params, rows, success=success, totals=models.totals)
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
@@ -423,8 +422,6 @@ def finish(
             for row in rows:
                 if owned is None or row.id in owned:
                     (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
-        # Last, so the counter rows every worker shares stay locked only until this commit.
-        totals.record_rows(connection, state, rows, status_of, now)
 
     claims.run(bind, work)
 
@@ -445,15 +442,6 @@ def finish(
                 signals.send_signal(signals.delivery_failed, app, host=host, urls=[r.url for r in group],
                             status=answer.http_status, error=answer.error, permanent=permanent,
                             engine=endpoint)
-
-
-def _history_status(params: dict[str, Any]) -> Callable[[Claimed], str]:
-    """The history status :func:`finish_batch` writes for each row of the batch (owned or not)."""
-    if "status" in params:
-        status: str = params["status"]
-        return lambda _row: status
-    limit = params["limit"]
-    return lambda row: "failed" if retry.gives_up(row.attempts + 1, limit) else "retry"
 
 
 def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], now: datetime) -> None:

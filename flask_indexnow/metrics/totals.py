@@ -4,12 +4,14 @@ Prometheus counters must never go down, and the work is done by many
 processes, so the totals live in the database (``indexnow_totals``): one
 row per (engine, history status), added to by the same transaction that
 writes the outcome and its history rows. That is one statement per outcome,
-whatever the number of URLs: a multi-row upsert that adds each status's count.
+whatever the number of URLs: a multi-row upsert that adds each status's count
+(on PostgreSQL folded into the batch's own statement: no round trip at all).
 
-Many workers finishing batches at once update the same few rows. Each
-transaction writes its totals last, so the row lock it takes is held only
-until its commit, and always in (engine, status) order, so two transactions
-never wait on each other's rows in opposite orders (no deadlock on InnoDB).
+Many workers finishing batches at once update the same few rows. A batch
+counts after its queue rows and history are written, and the outcome's
+transaction only writes the ledger after that, so the counter rows stay
+locked for a few statements; and always in (engine, status) order, so two
+transactions never wait on each other's rows in opposite orders (no deadlock).
 """
 
 from __future__ import annotations
@@ -58,26 +60,33 @@ def record(connection: Any, table: sa.Table, counts: Mapping[tuple[str, str], in
 
 @functools.lru_cache(maxsize=64)
 def _record_sql(sa_dialect: Any, table: sa.Table, dialect: str, rows: int) -> sa.TextClause:
-    """The upsert of ``rows`` (engine, status) counters, built once per table, dialect and size.
+    """The upsert of ``rows`` (engine, status) counters, built once per table, dialect and size."""
+    head, tail = upsert_sql(sa_dialect, table, dialect)
+    values = ", ".join(f"(:e{i}, :s{i}, :n{i}, :now)" for i in range(rows))
+    return sa.text(f"{head} VALUES {values} {tail}").bindparams(sa.bindparam("now", type_=UTCDateTime()))
 
-    ``last_at`` only moves forward: two workers may commit out of order.
+
+@functools.lru_cache(maxsize=64)
+def upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str) -> tuple[str, str]:
+    """The two ends of the totals upsert: ``INSERT INTO … (engine, status, count, last_at)`` and its conflict clause.
+
+    Between them goes the rows' source (VALUES, or a SELECT: see
+    ``delivery.setsql``, which folds the count into a batch's own statement
+    on PostgreSQL). ``last_at`` only moves forward: workers commit out of order.
     """
     prep = sa_dialect.identifier_preparer
     t = prep.quote_identifier(table.name)  # every identifier quoted: prefixes and column names stay names
     engine, status, count, last_at = map(prep.quote_identifier, ("engine", "status", "count", "last_at"))
-    values = ", ".join(f"(:e{i}, :s{i}, :n{i}, :now)" for i in range(rows))
-    insert = f"INSERT INTO {t} ({engine}, {status}, {count}, {last_at}) VALUES {values}"
+    head = f"INSERT INTO {t} ({engine}, {status}, {count}, {last_at})"
     if dialect == "mysql":
-        sql = (f"{insert} ON DUPLICATE KEY UPDATE {count} = {count} + VALUES({count}), "
-               f"{last_at} = GREATEST({last_at}, VALUES({last_at}))")
-    elif dialect in ("postgresql", "sqlite"):
+        return head, (f"ON DUPLICATE KEY UPDATE {count} = {count} + VALUES({count}), "
+                      f"{last_at} = GREATEST({last_at}, VALUES({last_at}))")
+    if dialect in ("postgresql", "sqlite"):
         # SQLite's two-argument MAX is its GREATEST (its times are text in one fixed format: text order is time order).
         greatest = "GREATEST" if dialect == "postgresql" else "MAX"
-        sql = (f"{insert} ON CONFLICT ({engine}, {status}) DO UPDATE SET {count} = {t}.{count} + excluded.{count}, "
-               f"{last_at} = {greatest}({t}.{last_at}, excluded.{last_at})")
-    else:
-        raise NotImplementedError(f"the delivery totals support PostgreSQL, SQLite and MySQL/MariaDB, not {dialect}")
-    return sa.text(sql).bindparams(sa.bindparam("now", type_=UTCDateTime()))
+        return head, (f"ON CONFLICT ({engine}, {status}) DO UPDATE SET {count} = {t}.{count} + excluded.{count}, "
+                      f"{last_at} = {greatest}({t}.{last_at}, excluded.{last_at})")
+    raise NotImplementedError(f"the delivery totals support PostgreSQL, SQLite and MySQL/MariaDB, not {dialect}")
 
 
 def read(connection: Any, table: sa.Table) -> list[tuple[str, str, int, datetime]]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import Counter
 
 import pytest
 import sqlalchemy as sa
 
+from flask_indexnow.delivery import worker
+from flask_indexnow.delivery.endpoint import Answer
 from flask_indexnow.metrics import totals
 
 from ..conftest import rows
@@ -97,3 +100,23 @@ def test_the_totals_are_written_in_the_outcome_transaction(app, endpoint, clock)
         state.models.totals.create(state.engine())
     assert ext(app).process_queue().succeeded == 1
     assert counters(app) == {(endpoint.url, "success"): 1}
+
+
+@pytest.mark.every_backend  # PostgreSQL counts in the batch's statement, the others after it
+@pytest.mark.parametrize("outcome", ["success", "retry"])
+def test_rows_whose_claim_was_taken_are_counted_with_their_history(make_app, endpoint, clock, outcome):
+    """A newer event took one row's claim during the POST: its attempt is history, and counted, all the same."""
+    app = make_app(INDEXNOW_MAX_ATTEMPTS=3)
+    state = state_of(app)
+    urls = ["https://example.com/a", "https://example.com/b", "https://example.com/c"]
+    with app.app_context():
+        ext(app).enqueue_many(urls)
+        token = secrets.token_hex(16)
+        claimed = worker.claim(state, state.engine(), 10, clock.now, token)
+        ext(app).enqueue(urls[1])  # resets that row to pending: the claim is no longer ours
+        answer = Answer(outcome, 200 if outcome == "success" else 503, None, None, 0.01)
+        worker.finish(state, state.engine(), token, claimed, answer, worker.PassResult())
+    history = Counter(h.status for h in rows(app, "History"))
+    assert history == {outcome: 3}
+    assert counters(app) == {(endpoint.url, outcome): 3}
+    assert [r.url for r in rows(app)] == ([urls[1]] if outcome == "success" else urls)  # the reset row stays
