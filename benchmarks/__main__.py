@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, enqueue, last_seen, metrics, processes, web
+from . import delivery, enqueue, last_seen, metrics, processes, verification, web
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -49,6 +49,8 @@ class Sizes:
     memory_urls: int = 10_000
     last_seen_rounds: int = 15
     last_seen_requests: int = 200
+    verify_urls: int = 500
+    verify_rounds: int = 9
     scrape_big: int = 1_000_000
     scrape_small: int = 10_000
     scrapes: int = 15
@@ -58,7 +60,8 @@ QUICK = Sizes(
     overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
-    last_seen_rounds=5, last_seen_requests=50, scrape_big=50_000, scrape_small=5_000, scrapes=5,
+    last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, scrape_big=50_000,
+    scrape_small=5_000, scrapes=5,
 )
 
 
@@ -136,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
             (7, "", lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
             (8, "", lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
             (8, "pg", lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
+            (9, "", lambda: verification.verification(9, f"sqlite:///{work / 'verify.db'}", s.verify_urls,
+                                                      s.verify_rounds)),
+            (9, "pg", lambda: verification.verification(9, POSTGRES_URL, s.verify_urls, s.verify_rounds)),
             (10, "pg", lambda: metrics.scrape_cost(10, POSTGRES_URL, s.scrape_big, s.scrape_small, s.scrapes)),
             (10, "", lambda: metrics.scrape_cost(10, f"sqlite:///{work / 'scrape.db'}", s.scrape_big, s.scrape_small,
                                                 s.scrapes)),
