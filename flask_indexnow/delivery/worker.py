@@ -426,15 +426,15 @@ def finish(
         # The DELETE/UPDATE locks what it changes, so a concurrent event waits for this
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
-        # The delivery totals are counted with the history (metrics), last in this transaction.
+        # The metrics' delivery totals are counted with the history, in this same transaction.
         owned = finish_batch(connection, queue, history, params, rows, success=success, totals=models.totals)
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
-        else:
-            for row in rows:
-                if owned is None or row.id in owned:
-                    (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
+            return
+        for row in rows:
+            if owned is None or row.id in owned:
+                (failed if retry.gives_up(row.attempts + 1, params["limit"]) else retried).append(row)
 
     claims.run(bind, work)
 
