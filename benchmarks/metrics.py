@@ -1,4 +1,4 @@
-"""Figure 10: one scrape of ``{prefix}/metrics`` with 1,000,000 rows queued vs 10,000."""
+"""Figure 11: one scrape of ``{prefix}/metrics`` with 1,000,000 rows queued vs 10,000."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from .harness import Figure, backend_name, ms, side_by_side
 from .site import build, fill
 
 TOKEN = "bench-metrics-token-0000"
-#: Figure 10's goal per backend (issue 22); SQLite keeps no row estimates, so it is reported.
+#: Figure 11's goal per backend (issue 22); SQLite keeps no row estimates, so it is reported.
 GOALS = {"postgresql": 1.2}
 
 
 def scrape_cost(number: int, database_url: str, big: int, small: int, scrapes: int) -> Figure:
-    """10. The median time of one scrape (in process, through the route) with ``big`` vs ``small`` rows waiting."""
+    """11. The median time of one scrape (in process, through the route) with ``big`` vs ``small`` rows waiting."""
     with Endpoint() as endpoint:
         clients = {}
         for name, waiting in (("big", big), ("small", small)):

@@ -8,6 +8,7 @@ from flask import Flask, request
 
 from .keys.keyfile import register_key_file
 from .metrics.views import create_blueprint as create_metrics_blueprint
+from .sitemap.serve import register_sitemap
 from .state import IndexNowState
 from .status import create_blueprint
 from .status.views import add_security_headers
@@ -15,6 +16,7 @@ from .status.views import add_security_headers
 
 def register_web(app: Flask, state: IndexNowState) -> None:
     register_key_file(app, state)
+    register_sitemap(app, state)
     if state.settings.status_url_prefix is not None:
         app.register_blueprint(create_blueprint(), url_prefix=state.settings.status_url_prefix)
         app.register_blueprint(create_metrics_blueprint(), url_prefix=state.settings.status_url_prefix)
