@@ -121,6 +121,15 @@ class URLStateRow:
     changed_at: Mapped[datetime | None]
 
 
+class TotalRow:
+    """Deliveries ever recorded for one engine and history status (never lowered by pruning)."""
+
+    engine: Mapped[str]
+    status: Mapped[str]
+    count: Mapped[int]
+    last_at: Mapped[datetime]
+
+
 @dataclass(frozen=True)
 class Models:
     """The tables of one ``(db, prefix)`` (``queue`` …), and their ORM classes (``Queue`` …)."""
@@ -130,15 +139,17 @@ class Models:
     Schedule: type[ScheduleRow]
     Job: type[JobRow]
     URLState: type[URLStateRow]
+    Totals: type[TotalRow]
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    totals: sa.Table
 
     @property
     def tables(self) -> list[sa.Table]:
-        return [self.queue, self.history, self.schedule, self.job, self.url_state]
+        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.totals]
 
 
 _registry: dict[tuple[int, str], Models] = {}
@@ -180,5 +191,6 @@ def _build(db: Any, prefix: str) -> Models:
         Schedule=_mapped(db, ScheduleRow, "IndexNowSchedule", tables.schedule, suffix),
         Job=_mapped(db, JobRow, "IndexNowJob", tables.job, suffix),
         URLState=_mapped(db, URLStateRow, "IndexNowURL", tables.url_state, suffix),
+        Totals=_mapped(db, TotalRow, "IndexNowTotals", tables.totals, suffix),
         **tables._asdict(),
     )

@@ -1,4 +1,4 @@
-"""The extension's five tables, as typed :class:`sqlalchemy.Table` objects on the app's metadata.
+"""The extension's tables, as typed :class:`sqlalchemy.Table` objects on the app's metadata.
 
 The library works on these tables directly (Core statements, set-based SQL);
 :mod:`flask_indexnow.models` maps its ORM classes onto them for the app's
@@ -66,23 +66,25 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 class Tables(NamedTuple):
-    """The five tables of one table prefix."""
+    """The tables of one table prefix."""
 
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    totals: sa.Table
 
 
 def build_tables(metadata: sa.MetaData, prefix: str = "") -> Tables:
-    """Define the five tables with names starting with ``prefix`` on ``metadata``."""
+    """Define the tables with names starting with ``prefix`` on ``metadata``."""
     return Tables(
         queue_table(metadata, prefix),
         history_table(metadata, prefix),
         schedule_table(metadata, prefix),
         job_table(metadata, prefix),
         url_state_table(metadata, prefix),
+        totals_table(metadata, prefix),
     )
 
 
@@ -130,6 +132,8 @@ def queue_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         # The end of a batch: (claim_token, host, id range), see setsql.finish_batch.
         sa.Index(f"{prefix}ix_indexnow_queue_token", "claim_token", "host", "id",
                  **_partial("claim_token IS NOT NULL")),
+        # The failed rows: the metrics' bounded count and the status page's "recently failed" list.
+        sa.Index(f"{prefix}ix_indexnow_queue_failed", "status", "updated_at", "id", **_partial("status = 'failed'")),
     )
 
 
@@ -230,4 +234,25 @@ def url_state_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         # sitemap's lastmod. Written by the pass, never in the host's transaction (sitemap/changes.py).
         sa.Column("changed_at", UTCDateTime()),
         sa.UniqueConstraint("url_hash", "host", name=f"{prefix}uq_indexnow_urls_url"),
+    )
+
+
+# -- metrics (issue 22) ---------------------------------------------------------------------------
+
+
+def totals_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
+    """Deliveries ever recorded, per engine and history status: the counters that pruning never lowers.
+
+    One row per (engine, status), added to in the transaction that writes the
+    outcome (see :mod:`flask_indexnow.metrics.totals`); ``last_at`` is when
+    the counter last moved.
+    """
+    return sa.Table(
+        f"{prefix}indexnow_totals",
+        metadata,
+        # The endpoint URL, as in the history's ``engine`` column.
+        sa.Column("engine", sa.String(255), primary_key=True),
+        sa.Column("status", sa.String(12), primary_key=True),
+        sa.Column("count", sa.BigInteger, nullable=False, default=0),
+        sa.Column("last_at", UTCDateTime(), nullable=False),
     )
