@@ -25,6 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..errors import IndexNowError
 from ..state import IndexNowState
 from .dispatching import dispatch_for, occurrence_key
 from .history import record
@@ -33,7 +34,7 @@ from .schedules import ScheduleInfo, by_name, next_run_after
 logger = logging.getLogger(__name__)
 
 
-class UnknownScheduleError(LookupError):
+class UnknownScheduleError(IndexNowError, LookupError):
     """No schedule has that name."""
 
     def __init__(self, name: str) -> None:

@@ -37,8 +37,8 @@ from ..missing import is_missing_table, tables_missing_error
 from ..sqlutil import error_text
 from ..state import IndexNowState
 from . import jobs, scheduler
-from .sync import sync
 from .builtins import ensure_builtin_schedules
+from .sync import sync
 
 logger = logging.getLogger(__name__)
 

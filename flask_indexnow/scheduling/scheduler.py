@@ -20,6 +20,7 @@ transaction that made it.
 
 from __future__ import annotations
 
+import builtins
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -93,7 +94,7 @@ class Scheduler:
         """Store every declared schedule; pause (``undeclared``) the declared ones no longer declared."""
         return sync(self.state)
 
-    def history(self, name: str, limit: int = 20) -> list[Occurrence]:
+    def history(self, name: str, limit: int = 20) -> builtins.list[Occurrence]:
         """The last ``limit`` occurrences of ``name``, newest first, each with its ``outcome`` and job result."""
         if get_schedule(self.state, name) is None and not history(self.state, name, 1):
             raise controls.UnknownScheduleError(name)

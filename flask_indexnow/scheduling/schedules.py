@@ -252,11 +252,22 @@ def upsert_schedule(state: IndexNowState, spec: ScheduleSpec, decide: Any) -> Sc
             if row is None:
                 raise LookupError(f"no schedule named {spec.name!r}")
             return ScheduleInfo.from_row(row)
-        except sa.exc.IntegrityError:
+        except sa.exc.IntegrityError as exc:
+            if _old_handler_rule(exc):
+                raise RuntimeError(
+                    f"cannot save schedule {spec.name!r}: the schedules table still allows one schedule per "
+                    "handler (made before named schedules); run `flask indexnow init-db` to bring it up to date"
+                ) from None
             if attempt == 2:
                 raise
             # Another process inserted the same name at the same moment: update it.
     raise AssertionError("unreachable")
+
+
+def _old_handler_rule(exc: sa.exc.IntegrityError) -> bool:
+    """True when the unique rule on ``handler`` of older tables refused a second schedule of a handler."""
+    text = str(exc.orig).lower()
+    return "handler" in text and "schedules_name" not in text and "schedules.name" not in text
 
 
 def _same_timing(current: Any, spec: ScheduleSpec) -> bool:
