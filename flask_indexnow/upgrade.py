@@ -97,7 +97,7 @@ def _rebuild_sqlite(engine: sa.Engine, table: sa.Table) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql(f"ALTER TABLE {preparer.quote(table.name)} RENAME TO {preparer.quote(old_name)}")
         for index in old_indexes:  # index names are the database's, not the table's: free them
-            connection.exec_driver_sql(f"DROP INDEX {preparer.quote(index)}")
+            connection.exec_driver_sql(f"DROP INDEX {preparer.quote(str(index))}")
         table.create(connection)
         connection.exec_driver_sql(
             f"INSERT INTO {preparer.quote(table.name)} ({columns}) SELECT {columns} FROM {preparer.quote(old_name)}"
@@ -133,7 +133,7 @@ def _add_missing(engine: sa.Engine, table: sa.Table) -> list[str]:
     return done
 
 
-def _add_unique(connection: Any, engine: sa.Engine, constraint: sa.UniqueConstraint[Any]) -> None:
+def _add_unique(connection: Any, engine: sa.Engine, constraint: sa.UniqueConstraint) -> None:
     if engine.dialect.name == "sqlite":  # no ALTER TABLE … ADD CONSTRAINT: a unique index is the same rule
         quote = engine.dialect.identifier_preparer.quote
         columns = ", ".join(quote(c.name) for c in constraint.columns)
