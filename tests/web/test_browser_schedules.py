@@ -16,7 +16,7 @@ from .test_browser import browser, click_and_wait, console_errors, driver, wait_
 pytestmark = pytest.mark.browser
 
 
-def schedule_row(driver: Any, name: str) -> str:
+def schedule_row(driver: Any, name: str) -> str:  # noqa: F811
     from selenium.webdriver.common.by import By
 
     for row in driver.find_elements(By.CSS_SELECTOR, "#schedules tbody tr"):
