@@ -33,7 +33,8 @@ import sqlalchemy as sa
 
 from .. import clock
 from ..delivery.worker import PassResult, process_queue
-from ..missing import is_missing_table, tables_missing_error
+from ..errors import TablesMissingError
+from ..missing import is_missing_column, is_missing_table, outdated_tables_message, tables_missing_error
 from ..sqlutil import error_text
 from ..state import IndexNowState
 from . import jobs, scheduler
@@ -123,6 +124,8 @@ class Worker:
         except sa.exc.DBAPIError as exc:
             if is_missing_table(exc):  # no reconnecting will create them: stop with the one line
                 raise tables_missing_error(self.state.prefix) from None
+            if is_missing_column(exc):  # nor bring them up to date
+                raise TablesMissingError(outdated_tables_message(self.state.prefix)) from None
             result.error = error_text(exc)
             self._errors_in_a_row += 1
             logger.error("IndexNow worker: database error, reconnecting: %s", result.error)

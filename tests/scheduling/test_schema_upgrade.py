@@ -18,6 +18,8 @@ from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import tables as current
+from flask_indexnow.errors import TablesMissingError
+from flask_indexnow.scheduling import Worker
 
 from ..core.test_flask_migrate import blog, database, flask_db, logging_restored  # noqa: F401 (fixtures)
 from . import old_tables
@@ -105,7 +107,12 @@ def test_init_db_upgrades_old_tables(database: tuple[str, dict[str, Any]], tmp_p
             runner = app.test_cli_runner()
             # Before anything is upgraded: one line naming the command, nothing half-written.
             result = runner.invoke(args=["indexnow", "schedule", "list"])
-            assert result.exit_code == 1 and "init-db" in result.output and "Traceback" not in result.output
+            assert result.exit_code == 1 and "Traceback" not in result.output
+            assert result.output == ("Error: the Flask-IndexNow tables in this database are older than this "
+                                     "release: run `flask indexnow init-db` to bring them up to date (or generate "
+                                     "and apply a migration)\n")
+            with pytest.raises(TablesMissingError, match="older than this release"):  # the worker stops, once
+                Worker(app.extensions["indexnow"]).run_once(schedules=True)
             first = runner.invoke(args=["indexnow", "init-db"])
             assert first.exit_code == 0, first.output
             assert "Upgraded" in first.output and "handler" in first.output, first.output
