@@ -85,3 +85,24 @@ def test_refused_without_a_token_or_cross_site(scheduled, action) -> None:
                         headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"})
     assert cross.status_code == 403
     assert [s.enabled for s in rows(app, "Schedule")] == [True] and rows(app, "Job") == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # a form's fields: the database plays no part
+def test_under_the_hosts_csrfprotect_the_buttons_carry_both_tokens(make_app, backend) -> None:
+    from flask_wtf.csrf import CSRFProtect
+
+    from .test_status_host_csrf import BROWSER, form_fields
+
+    app = allow(make_app(INDEXNOW_SCHEDULER_ENABLED=False))
+    CSRFProtect(app)
+    with app.app_context():
+        extension(app).schedule("report").every("1 hour").save()
+    client = app.test_client()
+    page = client.get(PREFIX + "/").get_data(as_text=True)
+    fields = form_fields(page, PREFIX + "/schedules/pause")
+    assert set(fields) == {csrf.FIELD, "csrf_token", "schedule"}  # ours, the host's own, the name
+    without_host = {k: v for k, v in fields.items() if k != "csrf_token"}
+    assert client.post(PREFIX + "/schedules/pause", data=without_host, headers=BROWSER).status_code == 400
+    assert [s.enabled for s in rows(app, "Schedule")] == [True]
+    assert client.post(PREFIX + "/schedules/pause", data=fields, headers=BROWSER).status_code == 303
+    assert [s.enabled for s in rows(app, "Schedule")] == [False]
