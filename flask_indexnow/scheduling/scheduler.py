@@ -74,9 +74,9 @@ class Scheduler:
         """Dispatch a job for every due schedule; return how many jobs were dispatched."""
         return tick(self.state)
 
-    def pause(self, name: str) -> ScheduleInfo:
+    def pause(self, name: str) -> controls.ControlResult:
         """Stop dispatching ``name`` until :meth:`resume`; ``UnknownScheduleError`` for a name not stored."""
-        return controls.pause(self.state, name).schedule
+        return controls.pause(self.state, name)
 
     def resume(self, name: str, catch_up: bool = False) -> controls.ControlResult:
         """Dispatch ``name`` again: from its next occurrence, or (``catch_up``) with one run for what was missed."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -220,7 +221,8 @@ def save_schedule(state: IndexNowState, spec: ScheduleSpec, *, origin: str = MAN
     return upsert_schedule(state, spec, lambda current: extra)
 
 
-def upsert_schedule(state: IndexNowState, spec: ScheduleSpec, decide: Any) -> ScheduleInfo:
+def upsert_schedule(state: IndexNowState, spec: ScheduleSpec,
+                    decide: Callable[[Any], dict[str, Any] | None]) -> ScheduleInfo:
     """The upsert behind save and sync: ``decide(current_row_or_None)`` gives the extra columns.
 
     ``decide`` may return None to leave an existing row alone (sync meeting a

@@ -25,7 +25,8 @@ def cli(app: Flask, *args: str) -> Result:
 def test_a_paused_schedule_dispatches_nothing(site: Flask, ext: IndexNow, clock: FakeClock) -> None:
     ext.schedule("h").every("1 hour").save()
     paused = ext.scheduler.pause("h")
-    assert paused.paused and not paused.enabled
+    assert paused.changed and paused.schedule.paused and not paused.schedule.enabled
+    assert ext.scheduler.pause("h").changed is False  # already paused
     clock.advance(hours=5)
     assert ext.scheduler.tick() == 0 and rows(site, "Job") == []
     listing = cli(site, "list").output.splitlines()[1].split()
