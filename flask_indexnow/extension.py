@@ -11,12 +11,14 @@ from flask import Flask
 from flask_caching import Cache
 
 from . import queue, scheduling
+from . import verify as verification
 from .cli import indexnow_group
 from .config import load_settings
 from .delivery import tick as tick_module
 from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
+from .verify import Verdict
 from .watching import bridge, events
 from .watching.events import Adapter
 from .web import register_web
@@ -189,6 +191,16 @@ class IndexNow:
     def retry_failed(self) -> int:
         """Put every failed row back to pending; returns how many."""
         return queue.retry_failed(get_state())
+
+    def verify(self, url: str, *, mode: str | None = None) -> Verdict:
+        """Ask for the page at ``url`` and say whether engines would index it; nothing is queued or sent.
+
+        Returns a :class:`~flask_indexnow.verify.Verdict` (``indexable``, ``reason``,
+        ``detail``). ``mode``: ``"app"`` (the app itself, in-process) or ``"http"``
+        (a real GET); default INDEXNOW_VERIFY, or ``"app"`` when that is off.
+        Works in and out of requests (needs an application context).
+        """
+        return verification.verify_url(get_state(), url, mode)
 
     # -- schedules and jobs -------------------------------------------------------
 

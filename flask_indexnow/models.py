@@ -123,6 +123,9 @@ class URLStateRow:
     url_hash: Mapped[str]
     fingerprint: Mapped[str | None]
     last_success_at: Mapped[datetime | None]
+    verdict: Mapped[str | None]
+    verified_at: Mapped[datetime | None]
+    withdrawn_at: Mapped[datetime | None]
 
 
 class ScheduleRunRow:
