@@ -1,4 +1,4 @@
-"""Figure 10: each schedule's last outcome (status page, status.json, metrics) with a long history.
+"""Figure 11: each schedule's last outcome (status page, status.json, metrics) with a long history.
 
 The built-in ``indexnow.process_queue`` alone records 1,440 occurrences a day.
 :func:`flask_indexnow.scheduling.history.latest` finds each schedule's newest

@@ -117,7 +117,10 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
                     .scalar_one()) if answers else 0
         ledger_filter = [ledger.c.url_hash == digest, ledger.c.url == stored_url] + (
             [ledger.c.host == host] if host else [])
-        entry = connection.execute(sa.select(ledger).where(*ledger_filter).limit(1)).first()
+        # The columns shown, not the whole row: the sitemap's changed_at may await its migration.
+        shown = (ledger.c.fingerprint, ledger.c.last_success_at, ledger.c.verdict, ledger.c.verified_at,
+                 ledger.c.withdrawn_at)
+        entry = connection.execute(sa.select(*shown).where(*ledger_filter).limit(1)).first()
 
     explanation = Explanation(
         url=url, normalized=normalized, host=host, accepted=accepted, refused_because=refused,

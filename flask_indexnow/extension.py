@@ -112,6 +112,8 @@ class IndexNow:
         fingerprint: Callable[[Any], Any] | None = None,
         related: Callable[[Any], Iterable[str] | None] | None = None,
         fields: Iterable[str] | None = None,
+        sitemap: bool = True,
+        lastmod: Callable[[Any], datetime | date | None] | None = None,
     ) -> None:
         """Register how to read ``model``; SQLAlchemy models are then queued on every change.
 
@@ -125,6 +127,9 @@ class IndexNow:
         ``fields`` names the attributes (columns or relationships) whose change
         is a content change: a flush that changes none of them queues nothing
         and runs no SQL, unless the URL or the published/deleted state changed.
+        ``sitemap=False`` leaves the model out of the sitemap the extension
+        serves (INDEXNOW_SITEMAP_URL); ``lastmod`` returns a resource's
+        ``<lastmod>`` there (default: when the extension last saw it change).
 
         Every function sees the state before a change when the bridge compares
         (properties, hybrids, methods and related objects included).
@@ -132,11 +137,14 @@ class IndexNow:
         if not callable(url):
             raise TypeError("watch() needs url=, a function returning the resource's absolute URL")
         for name, fn in (("published", published), ("published_at", published_at), ("deleted", deleted),
-                         ("fingerprint", fingerprint), ("related", related)):
+                         ("fingerprint", fingerprint), ("related", related), ("lastmod", lastmod)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"watch(): {name}= must be a function of the resource")
+        if not isinstance(sitemap, bool):
+            raise TypeError(f"watch(): sitemap= must be True or False, got {sitemap!r}")
         watched = bridge.check_fields(model, fields) if fields is not None else None
-        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related, watched)
+        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related, watched,
+                                       sitemap=sitemap, lastmod=lastmod)
         bridge.track_history(model)
 
     def status_auth(self, fn: F) -> F:

@@ -126,6 +126,8 @@ class URLStateRow:
     verdict: Mapped[str | None]
     verified_at: Mapped[datetime | None]
     withdrawn_at: Mapped[datetime | None]
+    #: When an ``update`` of the URL was last seen (the sitemap's lastmod).
+    changed_at: Mapped[datetime | None]
 
 
 class ScheduleRunRow:

@@ -251,6 +251,9 @@ def url_state_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Column("verdict", sa.String(1000)),
         sa.Column("verified_at", UTCDateTime()),
         sa.Column("withdrawn_at", UTCDateTime()),
+        # When the extension last saw a real change of the URL (an ``update`` event): the
+        # sitemap's lastmod. Written by the pass, never in the host's transaction (sitemap/changes.py).
+        sa.Column("changed_at", UTCDateTime()),
         sa.UniqueConstraint("url_hash", "host", name=f"{prefix}uq_indexnow_urls_url"),
     )
 

@@ -15,7 +15,7 @@ indexnow_group = AppGroup("indexnow", help="Flask-IndexNow: queue, deliver and i
 
 for _command in (
     queue.process_command, queue.status_command, queue.enqueue_command, queue.retry_failed_command,
-    queue.init_db_command, keys.key_group, sitemap.submit_sitemap_command, explain.explain_command,
+    queue.init_db_command, keys.key_group, sitemap.submit_sitemap_command, sitemap.sitemap_command, explain.explain_command,
     scheduling.work_command, scheduling.schedule_group, scheduling.prune_history_command,
     verify.verify_command,
 ):

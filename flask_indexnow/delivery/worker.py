@@ -32,6 +32,7 @@ from ..checks import cache_is_shared
 from ..claims import Bind
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
+from ..sitemap.changes import changes_of, record_changes, records_changes
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
 from ..verify.screen import screen
@@ -109,7 +110,7 @@ class PassResult:
 
 
 #: A claimed row as the database returned it (a SQLAlchemy ``Row``, no object per row):
-#: ``id``, ``host``, ``url``, ``action``, ``attempts``, ``fingerprint``.
+#: ``id``, ``host``, ``url``, ``action``, ``attempts``, ``fingerprint``, ``engine``, ``url_hash``, ``updated_at``.
 Claimed: TypeAlias = "sa.Row[Any]"
 
 
@@ -190,8 +191,12 @@ def _deliver_all(state: IndexNowState, connection: sa.Connection, token: str, ro
 
 
 def _unclaimed(now: datetime) -> dict[str, Any]:
-    """The values that give a claimed row back to ``pending``, attempts untouched."""
-    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": now}
+    """The values that give a claimed row back to ``pending``, attempts untouched.
+
+    ``updated_at`` stays the time of the row's event: giving a row back is no
+    change of its page (see :func:`claims.keep_stamp`).
+    """
+    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": sa.column("updated_at")}
 
 
 def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool) -> float | None:
@@ -244,7 +249,8 @@ def claim(state: IndexNowState, bind: Bind, limit: int, now: datetime, token: st
     """Step 2: atomically mark up to ``limit`` due rows as ours (:func:`claims.claim`); returns them by id."""
     queue = state.models.queue
     c = queue.c
-    rows = claims.claim(bind, queue, (c.id, c.host, c.url, c.action, c.attempts, c.fingerprint, c.engine),
+    rows = claims.claim(bind, queue, (c.id, c.host, c.url, c.action, c.attempts, c.fingerprint, c.engine,
+                                      c.url_hash, c.updated_at),
                         limit=limit, now=now, token=token)
     rows.sort(key=_row_id)  # batches are id ranges of one host (see setsql.finish_batch)
     return rows
@@ -427,6 +433,8 @@ def finish(
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
         owned = finish_batch(connection, queue, history, params, rows, success=success)
+        if records_changes(state):  # the sitemap's lastmod, whatever the answer: the change did happen
+            record_changes(connection, models.url_state, changes_of(rows))
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)

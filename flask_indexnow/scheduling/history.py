@@ -106,7 +106,7 @@ def latest(state: IndexNowState, names: list[str] | None = None, *, connection: 
     One query, as cheap with a year of history as with a day's: for each
     schedule, its newest run is one descent of the (schedule, id) index (a
     GROUP BY over the runs would read every one of them), and the rows found
-    are joined to their jobs (benchmark figure 10).
+    are joined to their jobs (benchmark figure 11).
     """
     if connection is None:
         with state.engine().connect() as own:

@@ -13,6 +13,7 @@ from flask.typing import ResponseReturnValue
 from .. import queue
 from ..delivery import worker
 from ..scheduling.report import schedule_entries
+from ..sitemap.cache import summary as sitemap_summary
 from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
@@ -86,6 +87,7 @@ def index() -> ResponseReturnValue:
         csrf_field=csrf.FIELD,
         host_csrf=csrf.host_field(),
         settings=state.settings,
+        sitemap=sitemap_summary(state),
     )
 
 

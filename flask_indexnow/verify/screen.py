@@ -53,6 +53,9 @@ class ClaimedRow(NamedTuple):
     attempts: int
     fingerprint: str | None
     engine: str
+    url_hash: str
+    #: The time of the row's event (the sitemap's lastmod, see sitemap/changes.py).
+    updated_at: datetime
 
 
 class Screened(NamedTuple):
