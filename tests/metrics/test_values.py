@@ -142,3 +142,21 @@ def test_labels_are_bounded(make_app, endpoint, clock):
     labels = {label for _, pairs in samples for pair in pairs for label in pair}
     assert not [text for text in labels if "host" in text and "example" in text]
     assert value(samples, "indexnow_deliveries_total", status="failed", engine=endpoint.url) == 5
+
+
+def test_named_schedules_and_their_last_outcome(make_app, endpoint, clock):
+    app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN)
+    with app.app_context():
+        ext(app).schedule("indexnow.prune_history", name="nightly-prune").every("1 day").save()
+        clock.advance(days=2)
+        ext(app).scheduler.tick()
+    samples = scrape(app)
+    next_run = {r.name: r.next_run for r in rows(app, "Schedule")}["nightly-prune"]
+    assert value(samples, "indexnow_schedule_next_run_timestamp_seconds", schedule="nightly-prune") == next_run.timestamp()
+    outcomes = {dict(labels)["outcome"]: v for (name, labels), v in samples.items()
+                if name == "indexnow_schedule_last_outcome" and dict(labels)["schedule"] == "nightly-prune"}
+    with app.app_context():
+        history = ext(app).scheduler.history("nightly-prune")
+    assert history  # the tick wrote an occurrence
+    assert outcomes == {o: float(o == history[0].outcome) for o in
+                        ("dispatched", "skipped", "missed", "triggered", "expired")}
