@@ -134,3 +134,18 @@ def test_a_hook_returning_none_adds_nothing(host):
     extension(host).status_form_fields(lambda: None)
     page = host.test_client().get(PREFIX + "/").get_data(as_text=True)
     assert set(form_fields(page, PREFIX + "/process")) == {csrf.FIELD}
+
+
+def test_the_schedule_buttons_carry_the_hosts_field_too(host, endpoint):
+    """Every POST form of the page, the schedules' included: a click on "Pause" passes the host's check."""
+    with_hook(host)
+    with host.app_context():
+        extension(host).schedule("report", name="nightly report").every("1 hour").save()
+    client = host.test_client()
+    page = client.get(PREFIX + "/").get_data(as_text=True)
+    fields = form_fields(page, PREFIX + "/schedules/pause")
+    with client.session_transaction() as stored:
+        assert fields["nonce"] == stored["nonce"]
+    response = client.post(PREFIX + "/schedules/pause", data=fields, headers=BROWSER)
+    assert response.status_code == 303, response.data[:300]
+    assert [s.enabled for s in rows(host, "Schedule")] == [False]
