@@ -13,6 +13,7 @@ from flask_caching import Cache
 from . import queue, scheduling
 from .cli import indexnow_group
 from .config import load_settings
+from .delivery import merge
 from .delivery import tick as tick_module
 from .delivery import worker
 from .models import Models, get_models
@@ -165,7 +166,12 @@ class IndexNow:
 
         Raises :class:`InvalidURLError` for a URL that may not be submitted.
         Returns the URL as queued (normalised), or None when nothing was queued
-        (INDEXNOW_ENABLED is False, or its content is unchanged).
+        (INDEXNOW_ENABLED is False, or its content is unchanged). In a
+        transaction of the caller's (``commit=False``, or a session holding
+        the caller's changes) the row waits in the inbox until the next pass
+        merges it (see :meth:`merge_inbox`); in one of its own, a transient
+        refusal (deadlock, lock timeout, serialization failure) is retried,
+        and raised once the retries run out.
         """
         return queue.enqueue(get_state(), url, action, available_at, commit=commit)
 
@@ -175,6 +181,14 @@ class IndexNow:
     ) -> queue.EnqueueResult:
         """Queue many URLs with set-based upserts; invalid ones are listed in the result."""
         return queue.enqueue_many(get_state(), urls, action, available_at, commit=commit)
+
+    def merge_inbox(self) -> int:
+        """Merge what the site's transactions queued (the inbox) into the queue now; returns how many events.
+
+        Every pass does this first; call it before reading the queue table
+        yourself (a test, a script) to see those rows there.
+        """
+        return merge.merge_inbox(get_state(), get_state().engine())
 
     def process_queue(self, limit: int | None = None) -> worker.PassResult:
         """Run one worker pass of at most ``limit`` rows (default INDEXNOW_BATCH_SIZE)."""

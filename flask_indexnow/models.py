@@ -116,6 +116,18 @@ class URLStateRow:
     last_success_at: Mapped[datetime | None]
 
 
+class InboxRow:
+    """An event saved inside the site's transaction, not merged into the queue yet."""
+
+    id: Mapped[int]
+    host: Mapped[str]
+    url: Mapped[str]
+    action: Mapped[str]
+    available_at: Mapped[datetime]
+    fingerprint: Mapped[str | None]
+    created_at: Mapped[datetime]
+
+
 @dataclass(frozen=True)
 class Models:
     """The tables of one ``(db, prefix)`` (``queue`` …), and their ORM classes (``Queue`` …)."""
@@ -125,15 +137,17 @@ class Models:
     Schedule: type[ScheduleRow]
     Job: type[JobRow]
     URLState: type[URLStateRow]
+    Inbox: type[InboxRow]
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    inbox: sa.Table
 
     @property
     def tables(self) -> list[sa.Table]:
-        return [self.queue, self.history, self.schedule, self.job, self.url_state]
+        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.inbox]
 
 
 _registry: dict[tuple[int, str], Models] = {}
@@ -175,5 +189,6 @@ def _build(db: Any, prefix: str) -> Models:
         Schedule=_mapped(db, ScheduleRow, "IndexNowSchedule", tables.schedule, suffix),
         Job=_mapped(db, JobRow, "IndexNowJob", tables.job, suffix),
         URLState=_mapped(db, URLStateRow, "IndexNowURL", tables.url_state, suffix),
+        Inbox=_mapped(db, InboxRow, "IndexNowInbox", tables.inbox, suffix),
         **tables._asdict(),
     )

@@ -23,11 +23,12 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, signals
+from . import claims, clock, inbox, signals
 from .delivery import due, setsql
 from .engines import queue_engines
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
+from .retry import retrying
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
 from .state import IndexNowState, current_app_object
 from .urls import check_url, check_urls
@@ -311,7 +312,8 @@ def enqueue(
 
     # Without the ledger the write is one upsert statement, atomic on its own.
     one_statement = fingerprint is None and state.settings.resubmit_interval <= 0
-    urls, _ = _write_in_session(state, state.db.session, write, action, commit, one_statement=one_statement)
+    urls, _ = _write_in_session(state, state.db.session, write, lambda: [entry], action, commit,
+                                one_statement=one_statement)
     return entry.url if urls else None
 
 
@@ -331,7 +333,7 @@ def enqueue_many(
         return result
     batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))
     written, _ = _write_in_session(state, state.db.session, lambda executor: write_batch(state, executor, batch),
-                                   action, commit)
+                                   batch.entries, action, commit)
     result.queued = len(written)
     result.unchanged = len(batch.urls) - len(written)
     return result
@@ -361,32 +363,37 @@ def _write_in_session(
     state: IndexNowState,
     session: Any,
     write: Callable[[Any], Written],
+    events: Callable[[], list[Entry]],
     action: str,
     commit: bool,
     *,
     one_statement: bool = False,
 ) -> Written:
-    """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them.
+    """Queue rows of one ``action``: in a transaction of our own, or in ``session``'s; committed when ``commit``.
 
     A session that holds nothing of the host's (no transaction begun, no
-    object added, changed or deleted) would commit only our rows: they are
-    then written in a short transaction of their own on the session's engine,
-    without the session's bookkeeping (a third of the CPU time of a single ``enqueue()``).
-    When ``write`` is ``one_statement``, that statement runs in autocommit
-    where switching costs no round trip: it is its own transaction, one round
-    trip instead of three (BEGIN, the upsert, COMMIT).
+    object added, changed or deleted) would commit only our rows: ``write``
+    then writes the queue in a short transaction of its own on the session's
+    engine, without the session's bookkeeping (a third of the CPU time of a
+    single ``enqueue()``), run again after a transient refusal (issue 18: the
+    worker's rule). When ``write`` is ``one_statement``, that statement runs
+    in autocommit where switching costs no round trip: one round trip
+    instead of three (BEGIN, the upsert, COMMIT).
+
+    Otherwise the rows join the host's transaction, so they go to the inbox
+    (:mod:`flask_indexnow.inbox`), where nothing a pass does can make the
+    host's transaction wait, deadlock or fail; the next pass merges them.
+    The fingerprint ledger is then read by the merge: a URL whose content is
+    unchanged is reported as queued here and dropped there.
     """
     try:
         engine = _own_engine(state, session) if commit else None
         if engine is not None:
-            with engine.connect() as connection:
-                if one_statement and dialect_name(engine) in _AUTOCOMMIT_DIALECTS:
-                    written = write(connection.execution_options(isolation_level="AUTOCOMMIT"))
-                else:
-                    with connection.begin():
-                        written = write(connection)
+            written = _write_own(engine, write, one_statement)
         else:
-            written = write(session)
+            entries = events()
+            inbox.write(state, _connection_of(state, session), entries)
+            written = [e.url for e in entries], min((e.available_at for e in entries), default=None)
             if commit:
                 session.commit()
     except Exception as exc:
@@ -401,17 +408,28 @@ def _write_in_session(
     return written
 
 
+def _write_own(engine: sa.Engine, write: Callable[[Any], Written], one_statement: bool) -> Written:
+    """``write`` in a transaction of its own on ``engine``, again after a transient refusal (deadlock, lock
+    timeout, serialization failure, "database is locked"); the last refusal is raised."""
+    if one_statement and dialect_name(engine) in _AUTOCOMMIT_DIALECTS:
+        def once() -> Written:
+            with engine.connect() as connection:
+                return write(connection.execution_options(isolation_level="AUTOCOMMIT"))
+
+        return retrying(once)
+    return claims.run(engine, write)
+
+
 def retry_failed(state: IndexNowState) -> int:
     """Put every ``failed`` row back to ``pending`` with fresh attempts; return how many."""
     table = state.models.queue
     now = clock.utcnow()
-    with state.engine().begin() as connection:
-        count = connection.execute(
-            sa.update(table)
-            .where(table.c.status == "failed")
-            .values(status="pending", attempts=0, available_at=now, last_error=None,
-                    last_http_status=None, claimed_at=None, claim_token=None, updated_at=now)
-        ).rowcount
+    count = claims.run(state.engine(), lambda connection: connection.execute(
+        sa.update(table)
+        .where(table.c.status == "failed")
+        .values(status="pending", attempts=0, available_at=now, last_error=None,
+                last_http_status=None, claimed_at=None, claim_token=None, updated_at=now)
+    ).rowcount)
     if count:
         due.lower(state, now)
     return int(count)

@@ -119,6 +119,39 @@ def is_transient(exc: sa.exc.DBAPIError) -> bool:
     return "database is locked" in str(exc.orig)  # SQLite, after its busy timeout
 
 
+#: Errors after which the transaction they happened in is over, or cannot be trusted to go on: PostgreSQL's
+#: "current transaction is aborted" and "invalid savepoint"; MySQL/MariaDB's "SAVEPOINT does not exist"
+#: (a deadlock rolled the whole transaction back) and "lock wait timeout" (may roll it back too).
+_ENDED_SQLSTATES = frozenset({"25P02", "3B001"})
+_ENDED_MYSQL_ERRORS = frozenset({1305})
+
+
+def ends_transaction(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from or during) may have ended the transaction it happened in.
+
+    A savepoint rolled back after a failed write is harmless only when the
+    transaction is provably alive: not after a transient refusal (a deadlock
+    rolls back the whole transaction on InnoDB; a serialization failure dooms
+    it; a lock timeout may), not after a failed ``ROLLBACK TO SAVEPOINT``, not
+    on a connection that broke. Such an error is the site's to handle, as if
+    its own statement had met it (issue 18).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sa.exc.PendingRollbackError):
+            return True
+        if isinstance(current, sa.exc.DBAPIError):
+            if current.connection_invalidated or is_transient(current):
+                return True
+            sqlstate, number = error_codes(current)
+            if sqlstate in _ENDED_SQLSTATES or number in _ENDED_MYSQL_ERRORS:
+                return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def retrying(step: Callable[[], T], attempts: int = DB_ATTEMPTS) -> T:
     """Run ``step`` (one whole short transaction) again when the database refused it for a transient reason.
 

@@ -66,23 +66,25 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 class Tables(NamedTuple):
-    """The five tables of one table prefix."""
+    """The tables of one table prefix."""
 
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    inbox: sa.Table
 
 
 def build_tables(metadata: sa.MetaData, prefix: str = "") -> Tables:
-    """Define the five tables with names starting with ``prefix`` on ``metadata``."""
+    """Define the tables with names starting with ``prefix`` on ``metadata``."""
     return Tables(
         queue_table(metadata, prefix),
         history_table(metadata, prefix),
         schedule_table(metadata, prefix),
         job_table(metadata, prefix),
         url_state_table(metadata, prefix),
+        inbox_table(metadata, prefix),
     )
 
 
@@ -221,4 +223,26 @@ def url_state_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Column("fingerprint", sa.String(128)),
         sa.Column("last_success_at", UTCDateTime()),
         sa.UniqueConstraint("url_hash", "host", name=f"{prefix}uq_indexnow_urls_url"),
+    )
+
+
+def inbox_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
+    """Events written inside the site's own transactions, waiting for a pass to merge them into the queue.
+
+    Insert-only from the site's side, with no key but its id and no index
+    beyond it: a save inserts a row no pass has locked, updates or deletes,
+    so it never waits for, deadlocks with or fails a serialization check
+    against delivery (issue 18). Each pass merges the rows, in id order, and
+    deletes them in the same transaction (see inbox.py).
+    """
+    return sa.Table(
+        f"{prefix}indexnow_inbox",
+        metadata,
+        sa.Column("id", BigId, primary_key=True, autoincrement=True),
+        sa.Column("host", sa.String(255), nullable=False),
+        sa.Column("url", sa.String(2048), nullable=False),
+        sa.Column("action", sa.String(10), nullable=False),
+        sa.Column("available_at", UTCDateTime(), nullable=False),
+        sa.Column("fingerprint", sa.String(128)),
+        _now_column("created_at"),
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.merge import merge_inbox
 from ..delivery.worker import process_queue
 from ..state import get_state
 
@@ -70,12 +71,18 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
 
 
 def queued(app: Flask, *, status: str | None = None) -> list[QueuedURL]:
-    """Every queue row of ``app`` (optionally of one status), oldest first."""
+    """Every queue row of ``app`` (optionally of one status), oldest first.
+
+    What waits in the inbox (rows queued inside the site's transactions) is
+    merged first, as the next pass would: the rows are those the worker sees.
+    """
     state = get_state(app)
     table = state.models.queue
     query = sa.select(table).order_by(table.c.id)
     if status is not None:
         query = query.where(table.c.status == status)
+    with app.app_context():
+        merge_inbox(state, state.engine())
     with app.app_context(), state.engine().connect() as connection:
         return [
             QueuedURL(
@@ -107,6 +114,7 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     """
     state = get_state(app)
     with app.app_context():
+        merge_inbox(state, state.engine())  # the pass does it too; first, so the count below sees those rows
         if limit is None:
             table = state.models.queue
             with state.engine().connect() as connection:

@@ -19,10 +19,11 @@ import sqlalchemy as sa
 from flask import Flask, has_app_context
 from werkzeug.routing import BuildError
 
-from .. import signals
+from .. import inbox, signals
 from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
-from ..queue import Entry, after_write, make_entry, write_entries
+from ..queue import Entry, after_write, make_entry
+from ..retry import ends_transaction
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 
@@ -186,6 +187,10 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
         logger.warning("IndexNow: %s event skipped%s: %s", kind, what, _first_line(exc))
         skipped.record(state)
     except Exception as exc:
+        if kwargs.get("session") is not None and ends_transaction(exc):
+            # The site's transaction is over (or doomed): its flush or commit must fail with this
+            # error, as if its own statement had met it; swallowed, the site would commit nothing.
+            raise
         if isinstance(exc, TablesMissingError) or is_missing_table(exc):
             logger.error("IndexNow: %s event skipped%s: %s", kind, what, missing_tables_message(state.prefix))
         else:
@@ -247,14 +252,15 @@ def _related_entries(state: IndexNowState, urls: Iterable[str]) -> list[Entry]:
 def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> None:
     if session is not None:
         # Inside the sender's transaction (the SQLAlchemy bridge passes the
-        # flushing session): commit or roll back with the content change. The
-        # savepoint keeps a failed queue write (a missing table, say) from
-        # poisoning that transaction on PostgreSQL: the save goes through and
-        # the failure is logged.
-        connection = session.connection()
+        # flushing session): commit or roll back with the content change, in
+        # the inbox, which no pass locks (issue 18). The savepoint keeps a
+        # failed write (a missing table, say) from poisoning that transaction
+        # on PostgreSQL: the save goes through and the failure is logged. A
+        # failure that ended the transaction is raised instead (see _handle).
+        connection = session.connection(bind_arguments={"mapper": state.models.Queue})
         with connection.begin_nested():
-            written = write_entries(state, connection, entries)
-        after_write(state, written, session)
+            inbox.write(state, connection, entries)
+        after_write(state, entries, session)
         return
     # Not part of the host's unit of work: a transaction of its own, and the
     # host's db.session is never flushed, committed or rolled back here.
