@@ -13,9 +13,8 @@ from flask_caching import Cache
 from . import queue, scheduling
 from .cli import indexnow_group
 from .config import load_settings
-from .delivery import merge
+from .delivery import merge, worker
 from .delivery import tick as tick_module
-from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
 from .watching import bridge, events
