@@ -126,6 +126,26 @@ _ENDED_SQLSTATES = frozenset({"25P02", "3B001"})
 _ENDED_MYSQL_ERRORS = frozenset({1305})
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors it was raised from or during, without repeats."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not known for known in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def first_refusal(exc: BaseException) -> BaseException:
+    """The transient refusal behind ``exc``, if any, else ``exc``.
+
+    After a deadlock inside a savepoint, MySQL/MariaDB refuse the ``ROLLBACK
+    TO SAVEPOINT`` too ("SAVEPOINT does not exist"), and that is what
+    SQLAlchemy raises; the site should see the deadlock, which it knows to retry.
+    """
+    return next((e for e in _chain(exc) if isinstance(e, sa.exc.DBAPIError) and is_transient(e)), exc)
+
+
 def ends_transaction(exc: BaseException) -> bool:
     """Whether ``exc`` (or an error it was raised from or during) may have ended the transaction it happened in.
 
@@ -136,10 +156,7 @@ def ends_transaction(exc: BaseException) -> bool:
     on a connection that broke. Such an error is the site's to handle, as if
     its own statement had met it (issue 18).
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in _chain(exc):
         if isinstance(current, sa.exc.PendingRollbackError):
             return True
         if isinstance(current, sa.exc.DBAPIError):
@@ -148,7 +165,6 @@ def ends_transaction(exc: BaseException) -> bool:
             sqlstate, number = error_codes(current)
             if sqlstate in _ENDED_SQLSTATES or number in _ENDED_MYSQL_ERRORS:
                 return True
-        current = current.__cause__ or current.__context__
     return False
 
 

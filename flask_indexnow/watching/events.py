@@ -23,7 +23,7 @@ from .. import inbox, signals
 from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
 from ..queue import Entry, after_write, make_entry
-from ..retry import ends_transaction
+from ..retry import ends_transaction, first_refusal
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 
@@ -258,8 +258,14 @@ def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> N
         # on PostgreSQL: the save goes through and the failure is logged. A
         # failure that ended the transaction is raised instead (see _handle).
         connection = session.connection(bind_arguments={"mapper": state.models.Queue})
-        with connection.begin_nested():
-            inbox.write(state, connection, entries)
+        try:
+            with connection.begin_nested():
+                inbox.write(state, connection, entries)
+        except Exception as exc:
+            refusal = first_refusal(exc)
+            if refusal is exc:
+                raise
+            raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
         after_write(state, entries, session)
         return
     # Not part of the host's unit of work: a transaction of its own, and the
