@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from .. import claims, clock
 from ..claims import Bind
+from ..missing import is_missing_table, missing_tables_message
 from ..queue import Entry, write_entries
 from ..sqlutil import IN_LIST_SIZE, chunks, dialect_name
 from ..state import IndexNowState
@@ -54,8 +55,16 @@ def merge_inbox(state: IndexNowState, bind: Bind, *, rows: int = MERGE_ROWS, rou
     merged = 0
     with claims.connection(bind) as connection:
         for _ in range(rounds):
-            if not claims.run(connection, lambda c: _waiting(state, c)):
-                break
+            try:
+                if not claims.run(connection, lambda c: _waiting(state, c)):
+                    break
+            except sa.exc.DBAPIError as exc:
+                if not is_missing_table(exc):
+                    raise
+                # A database upgraded without `flask indexnow init-db`: delivery of the queue goes on.
+                state.quiet_log.log("inbox-missing", logging.ERROR,
+                                    "IndexNow: the inbox cannot be merged: " + missing_tables_message(state.prefix))
+                return 0
             taken = _merge_round(state, connection, rows)
             merged += taken
             if taken < rows:
@@ -74,7 +83,7 @@ def _merge_round(state: IndexNowState, connection: sa.Connection, rows: int) -> 
     if dialect_name(connection) != "mysql":
         return claims.run(connection, lambda c: _merge(state, c, rows))
     name = _lock_name(state, connection)
-    if not connection.exec_driver_sql("SELECT GET_LOCK(%s, %s)", (name, LOCK_WAIT)).scalar():
+    if not connection.execute(sa.select(sa.func.get_lock(name, LOCK_WAIT))).scalar():
         connection.rollback()
         return 0  # another process merges: the next pass takes what it leaves
     try:
@@ -83,7 +92,7 @@ def _merge_round(state: IndexNowState, connection: sa.Connection, rows: int) -> 
     finally:
         # Only after the commit: a merge that took the lock earlier would read rows already merged.
         try:
-            connection.exec_driver_sql("SELECT RELEASE_LOCK(%s)", (name,))
+            connection.execute(sa.select(sa.func.release_lock(name)))
             connection.rollback()
         except sa.exc.DBAPIError:  # the connection broke: the server released the lock with it
             logger.debug("IndexNow: the inbox merge lock could not be released", exc_info=True)

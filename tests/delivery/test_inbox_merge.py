@@ -8,6 +8,7 @@ threads at once never merge an event twice, lose one, or let an older one win.
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import timedelta
 
@@ -236,3 +237,18 @@ def test_counts_explain_and_the_next_due_time_include_the_inbox(make_app, clock)
     assert story.known and [e["action"] for e in story.inbox] == ["update"]
     assert any(line.startswith("Inbox: 1 event(s)") for line in story.story)
     assert queued_urls(app) == [URL, URL + "2"]  # the testing helpers see them (merged first)
+
+
+def test_a_database_without_the_inbox_table_still_delivers_the_queue(make_app, endpoint, caplog):
+    """Upgraded without `flask indexnow init-db`: the pass says what is missing, and delivers the rest."""
+    app = make_app()
+    state = state_of(app)
+    with app.app_context():
+        ext(app).enqueue(URL)
+        state.models.inbox.drop(state.engine())
+        try:
+            with caplog.at_level(logging.ERROR, logger="flask_indexnow"):
+                assert ext(app).process_queue().succeeded == 1
+        finally:
+            state.models.inbox.create(state.engine())
+    assert any("inbox cannot be merged" in r.getMessage() and "init-db" in r.getMessage() for r in caplog.records)
