@@ -60,10 +60,10 @@ class HostKeyState:
 
 
 def known_hosts(state: IndexNowState, connection: Any, extra: Iterable[str] = (), limit: int = MAX_HOSTS) -> list[str]:
-    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued or delivered to."""
+    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued (inbox included) or delivered to."""
     models = state.models
     hosts = set(state.settings.keys) | set(extra)
-    for table in (models.queue, models.history):
+    for table in (models.queue, models.inbox, models.history):  # the inbox: queued, not merged yet
         hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(limit)).scalars())
     return sorted(hosts)[:limit]
 
