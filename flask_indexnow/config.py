@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from werkzeug.utils import import_string
+
 from .errors import ConfigurationError, InvalidURLError
 from .keys.rules import key_problem
-from .urls import ANY_HOST, check_host
+from .urls import ANY_HOST, QueryFilter, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -54,6 +56,9 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
+    "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
+                                    "query parameters dropped from every URL before dedup and sending (names, or a "
+                                    "name's start followed by '*'); () keeps every parameter"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
 
@@ -85,7 +90,7 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
 }
 
-_PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
+_PREFIX_RE = re.compile(r"[A-Za-z0-9_]{0,40}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -124,6 +129,8 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
+    strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -168,6 +175,11 @@ def _key(value: Any) -> str | None:
     """The key as text: environment loaders turn an all-digit key into an int."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, str) and value != value.strip():
+        # A key read from a secrets file keeps its newline: it would be served at
+        # "/…\n.txt" and every engine would refuse it. Certainly a mistake: refused here.
+        raise ConfigurationError(
+            "INDEXNOW_KEY has white space around it (a newline read from a file?): strip it")
     if value is None or isinstance(value, str):
         return value
     return repr(value)  # kept, so the status page says it is invalid rather than missing
@@ -283,7 +295,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         return _number(name, config[name], minimum=minimum, integer=integer, exclusive=exclusive)
 
     prefix = config["INDEXNOW_TABLE_PREFIX"] or ""
-    if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+    if not isinstance(prefix, str) or not _PREFIX_RE.fullmatch(prefix):
         raise ConfigurationError(
             f"INDEXNOW_TABLE_PREFIX must be up to 40 characters of letters, digits and '_', got {prefix!r}"
         )
@@ -318,6 +330,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         for name, value in config.items()
         if name.startswith("INDEXNOW_CACHE_")
     }
+    _check_cache_type(cache_config["CACHE_TYPE"])
     settings = Settings(
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
@@ -350,6 +363,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
     )
     _check_timeout(settings)
     return settings
@@ -384,6 +398,42 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     if len(urls) > MAX_ENDPOINTS:
         raise ConfigurationError(f"INDEXNOW_ENDPOINTS may list at most {MAX_ENDPOINTS} engines, got {len(urls)}")
     return tuple(urls)
+
+
+def _strip_query_params(value: Any) -> QueryFilter:
+    """INDEXNOW_STRIP_QUERY_PARAMS: a list of names (``"gclid"``) or name starts (``"utm_*"``); () or None: none."""
+    key = "INDEXNOW_STRIP_QUERY_PARAMS"
+    if value is None:
+        return QueryFilter()
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigurationError(f"{key} must be a list of query parameter names, got {value!r}")
+    try:
+        return QueryFilter(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from None
+
+
+def _check_cache_type(value: Any) -> None:
+    """INDEXNOW_CACHE_TYPE must name a cache Flask-Caching can make: a backend's name or a dotted path.
+
+    Flask-Caching itself would fail later with an AttributeError or ImportError
+    that names neither the setting nor what would have been right.
+    """
+    key = "INDEXNOW_CACHE_TYPE"
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{key} must be the name of a Flask-Caching backend such as "
+                                 f"'SimpleCache' or 'RedisCache', got {value!r}")
+    path = value if "." in value else "flask_caching.backends." + value
+    try:
+        import_string(path)
+    except ImportError:
+        import flask_caching.backends
+
+        known = ", ".join(name for name in flask_caching.backends.__all__ if name != "BaseCache")
+        raise ConfigurationError(f"{key} {value!r} is no cache backend: use one of {known}, "
+                                 "or the dotted path of a cache class") from None
 
 
 def _tick_budget(value: float) -> float:

@@ -83,7 +83,7 @@ def _normalise(state: IndexNowState, url: str) -> tuple[str | None, str | None, 
     except InvalidURLError as exc:
         refused = str(exc)
         try:  # a URL refused by the allow-list still has a form it may be stored under
-            checked = check_url(url)
+            checked = check_url(url, strip=state.settings.strip_query_params)
         except InvalidURLError:
             return None, None, False, refused
         return checked.url, checked.host, False, refused

@@ -118,7 +118,7 @@ def enqueue_command(urls: tuple[str, ...], delete: bool, available_at: datetime 
     state = get_state()
     for url in urls:
         try:
-            check_url(url, state.settings.allowed_hosts)
+            check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
         except InvalidURLError as exc:
             raise click.ClickException(f"{url}: {exc}") from None
     if not state.settings.enabled:

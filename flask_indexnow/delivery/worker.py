@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import operator
 import secrets
 import time
@@ -53,6 +54,9 @@ logger = logging.getLogger(__name__)
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+#: Seconds a cached pause may lie beyond the longest one a process writes (clocks of
+#: several machines differ a little).
+_PAUSE_SLACK = 300
 #: What the pause log line adds when the pause is not shared (see :func:`pause_endpoint`).
 _PAUSE_NOT_SHARED = "; other processes do not share the pause without a shared cache such as RedisCache"
 #: Seconds of the tick's budget a POST needs at least to be started: with less
@@ -550,16 +554,28 @@ def endpoint_paused_until(state: IndexNowState, *, engine: str | None = None) ->
 
 
 def _read_pause(state: IndexNowState, value: Any) -> tuple[float, int] | None:
-    """The cached pause: "until:status" (a bare number, as older versions wrote it, is a 429)."""
+    """The cached pause: "until:status" (a bare number, as older versions wrote it, is a 429).
+
+    The cache is shared and outlives versions, so what it holds is checked
+    like input: a time that is not finite (``inf``, ``nan``, ``1e300``) would
+    crash every pass and the status page, and one beyond the longest pause
+    this process could have written (:func:`retry.retry_at`'s cap, or
+    INDEXNOW_RETRY_DELAY when longer) would stop sending for centuries. Such a
+    value is ignored, logged once a minute at most.
+    """
     if value is None:
         return None
     try:
-        until, _, status = str(value).partition(":")
-        return float(until), int(status or 429)
+        text, _, code = str(value).partition(":")
+        until, status = float(text), int(code or 429)
     except ValueError:
+        until, status = math.nan, 0
+    longest = max(retry.MAX_RETRY_AFTER, state.settings.retry_delay) + _PAUSE_SLACK
+    if not (math.isfinite(until) and until <= clock.utcnow().timestamp() + longest and 100 <= status <= 599):
         state.quiet_log.log("pause-unreadable", logging.WARNING,
                             "IndexNow: ignoring an unreadable endpoint pause in the cache: %r", value)
         return None
+    return until, status
 
 
 def _pause_key(state: IndexNowState) -> str:

@@ -125,13 +125,23 @@ def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
     if adapter is None or resource is None or adapter.related is None:
         return ()
     try:
-        return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+        return tuple(related_list(baseurl.call(state.settings.base_url, adapter.related, resource)))
     except Exception as exc:  # the resource's own URL still goes out
-        traceback = not isinstance(exc, (BuildError, RuntimeError))
+        traceback = not isinstance(exc, (BuildError, RuntimeError, EventError))
         logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(resource), _first_line(exc),
                        exc_info=traceback)
         skipped.record(state)
         return ()
+
+
+def related_list(found: Any) -> list[str]:
+    """What a ``related=`` function returned, as its URLs; EventError for a single string.
+
+    A str is iterable: it would be read as one-character "URLs", each refused.
+    """
+    if isinstance(found, (str, bytes)):
+        raise EventError(f"related= must return a list of URLs, got a single {type(found).__name__} {found!r}")
+    return [u for u in (found or ()) if u]
 
 
 def _flag(kwargs: dict[str, Any], name: str) -> bool | None:
