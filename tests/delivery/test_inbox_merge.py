@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -25,6 +26,7 @@ from flask_indexnow.models import url_hash
 from flask_indexnow.stats import queue_counts
 from flask_indexnow.testing import queued_urls
 
+from ..conftest import RUN_PREFIX
 from ..endpoint_server import Reply
 from .conftest import ext, history_rows, queue_rows, state_of
 
@@ -252,3 +254,15 @@ def test_a_database_without_the_inbox_table_still_delivers_the_queue(make_app, e
         finally:
             state.models.inbox.create(state.engine())
     assert any("inbox cannot be merged" in r.getMessage() and "init-db" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.every_backend  # case folding of unquoted names is each database's own rule
+def test_the_inbox_works_under_a_mixed_case_table_prefix(make_app, endpoint):
+    prefix = f"Site{uuid.uuid4().hex[:4]}_{RUN_PREFIX}"
+    app = make_app(create_tables=False, INDEXNOW_TABLE_PREFIX=prefix)
+    assert app.test_cli_runner().invoke(args=["indexnow", "init-db"]).exit_code == 0
+    in_transaction(app, URL)
+    assert [r.url for r in table_rows(app, "inbox")] == [URL]
+    with app.app_context():
+        assert ext(app).process_queue().succeeded == 1
+    assert table_rows(app, "inbox") == [] and table_rows(app, "queue") == []
