@@ -10,6 +10,10 @@ the delivery under way neither deletes nor fails it. A row that waits for a
 retry keeps its wait and its attempts (issue 9 §7): saving a page again does
 not hammer a failing endpoint, and a page that keeps changing still fails
 after INDEXNOW_MAX_ATTEMPTS.
+
+Only writes in a transaction of the extension's own upsert the queue here;
+rows that join the caller's transaction go to the inbox (:mod:`.inbox`), and
+the next pass applies them with this same :func:`write_entries` (issue 18).
 """
 
 from __future__ import annotations
