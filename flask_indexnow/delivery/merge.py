@@ -59,8 +59,8 @@ def merge_inbox(state: IndexNowState, bind: Bind, *, rows: int = MERGE_ROWS, rou
                 if not claims.run(connection, lambda c: _waiting(state, c)):
                     break
             except sa.exc.DBAPIError as exc:
-                if not is_missing_table(exc):
-                    raise
+                if not is_missing_table(exc) or not _queue_exists(state, connection):
+                    raise  # no tables at all: the pass says so, once
                 # A database upgraded without `flask indexnow init-db`: delivery of the queue goes on.
                 state.quiet_log.log("inbox-missing", logging.ERROR,
                                     "IndexNow: the inbox cannot be merged: " + missing_tables_message(state.prefix))
@@ -72,6 +72,17 @@ def merge_inbox(state: IndexNowState, bind: Bind, *, rows: int = MERGE_ROWS, rou
     if merged:
         logger.debug("IndexNow: %d inbox event(s) merged into the queue", merged)
     return merged
+
+
+def _queue_exists(state: IndexNowState, connection: sa.Connection) -> bool:
+    queue = state.models.queue
+    try:
+        claims.run(connection, lambda c: c.execute(sa.select(queue.c.id).limit(1)).first())
+    except sa.exc.DBAPIError as exc:
+        if is_missing_table(exc):
+            return False
+        raise
+    return True
 
 
 def _waiting(state: IndexNowState, connection: sa.Connection) -> bool:
