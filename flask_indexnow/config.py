@@ -59,8 +59,19 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
                                     "query parameters dropped from every URL before dedup and sending (names, or a "
                                     "name's start followed by '*'); () keeps every parameter"),
+    "INDEXNOW_VERIFY": (None, "before an update is sent, ask for the page and send only what engines would index: "
+                              "None (no check), 'app' (the app itself, in-process) or 'http' (a real GET); see Only indexable pages"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
+
+# -- serving the sitemap (issue 23; see sitemap/serve.py) --
+#: The sitemaps.org limit of URLs in one sitemap file, and the largest INDEXNOW_SITEMAP_MAX_URLS.
+SITEMAP_MAX_URLS = 50_000
+DEFAULTS.update({
+    "INDEXNOW_SITEMAP_URL": (None, "path of the sitemap the extension serves from the watched models, e.g. '/sitemap.xml' (parts of a larger one at /sitemap-N.xml); None: no sitemap route, and no change times recorded"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "URLs per sitemap file (at most 50000); more, or more than 50 MB, and the sitemap URL answers a sitemap index over parts"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (300, "seconds a built sitemap is kept in the extension's cache, shared by every process (0: built on every request; at most 86400)"),
+})
 
 #: The longest INDEXNOW_TICK_BUDGET: a tick runs in a web worker, after its response.
 MAX_TICK_BUDGET = 300
@@ -88,6 +99,8 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
     "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "50000"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (86_400, "86400 seconds: 1 day"),
 }
 
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_]{0,40}")
@@ -131,6 +144,31 @@ class Settings:
     cache_config: Mapping[str, Any] = field(default_factory=dict)
     #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
     strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
+    #: INDEXNOW_VERIFY: None, "app" or "http".
+    verify: str | None = None
+    #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
+    sitemap_url: str | None = None
+    sitemap_max_urls: int = SITEMAP_MAX_URLS
+    sitemap_cache_seconds: int = 300
+
+
+_SITEMAP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/-]*[A-Za-z0-9_~-]\.xml")
+
+
+def _sitemap(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The sitemap settings; the path must end in ``.xml`` so its parts can be ``-N.xml`` beside it."""
+    url = _optional_str("INDEXNOW_SITEMAP_URL", config["INDEXNOW_SITEMAP_URL"])
+    if url is not None and not _SITEMAP_PATH_RE.fullmatch(url):
+        raise ConfigurationError(
+            f"INDEXNOW_SITEMAP_URL must be a path such as '/sitemap.xml' (starting with '/', ending in '.xml', "
+            f"letters, digits and . _ ~ - / only), got {url!r}")
+    return {
+        "sitemap_url": url,
+        "sitemap_max_urls": _number("INDEXNOW_SITEMAP_MAX_URLS", config["INDEXNOW_SITEMAP_MAX_URLS"], minimum=1,
+                                    integer=True),
+        "sitemap_cache_seconds": _number("INDEXNOW_SITEMAP_CACHE_SECONDS", config["INDEXNOW_SITEMAP_CACHE_SECONDS"],
+                                         minimum=0, integer=True),
+    }
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -364,9 +402,20 @@ def load_settings(config: dict[str, Any]) -> Settings:
         requests_per_minute=per_minute,
         cache_config=cache_config,
         strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
+        verify=_verify(config["INDEXNOW_VERIFY"]),
+        **_sitemap(config),
     )
     _check_timeout(settings)
     return settings
+
+
+def _verify(value: Any) -> str | None:
+    """INDEXNOW_VERIFY: None, "app" or "http" (any case; surrounding blanks ignored)."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("app", "http"):
+        return value.strip().lower()
+    raise ConfigurationError(f"INDEXNOW_VERIFY must be None, 'app' or 'http', got {value!r}")
 
 
 def _endpoints(value: Any) -> tuple[str, ...]:

@@ -81,6 +81,9 @@ def queue_lines(data: dict[str, Any]) -> list[str]:
     h = data["history_24h"]
     lines.append(f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
                  + (f", {h['dry_run']} dry run" if h["dry_run"] else ""))
+    skipped = {reason: count for reason, count in (data.get("skipped_24h") or {}).items() if count}
+    if skipped:  # INDEXNOW_VERIFY
+        lines.append("Not sent, not indexable (24h): " + ", ".join(f"{r} {n}" for r, n in skipped.items()))
     return lines
 
 
