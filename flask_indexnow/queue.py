@@ -117,11 +117,14 @@ def _due(action: str, available_at: datetime | date | None) -> datetime:
     return max(when, now)
 
 
-def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry]) -> list[Entry]:
+def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry], *,
+                  now: datetime | None = None) -> list[Entry]:
     """Upsert ``entries`` through ``executor`` (a Session or Connection), set-based.
 
     Returns the entries actually written: those skipped by the fingerprint
-    ledger are left out. Nothing is committed here.
+    ledger are left out. Nothing is committed here. ``now`` stamps the rows'
+    ``created_at``/``updated_at`` (default: now; the inbox merge gives its
+    events' own time, which the sitemap's lastmod reads).
     """
     latest: dict[tuple[str, str], Entry] = {}
     for entry in entries:  # within one call the last event wins too
@@ -135,7 +138,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
         batch = _apply_ledger(state, executor, batch, only)
     table = state.models.queue
-    now = clock.utcnow()
+    now = now or clock.utcnow()
     connection = _connection_of(state, executor)
     if dialect_name(connection) in setsql.SUPPORTED:
         values = sorted(

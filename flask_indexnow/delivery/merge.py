@@ -114,9 +114,11 @@ def _merge(state: IndexNowState, connection: sa.Connection, rows: int) -> int:
     events = _take(state, connection, rows)
     if events:
         # write_entries keeps each URL's last event (rows in id order) and applies every queue rule.
+        # The rows are stamped with the events' time, not the merge's (the sitemap's lastmod reads it):
+        # the latest event's, one stamp per statement, never later than the merge.
         write_entries(state, connection, [
             Entry(e.url, e.host, e.action, clock.as_utc(e.available_at), e.fingerprint) for e in events
-        ])
+        ], now=max(clock.as_utc(e.created_at) for e in events))
     return len(events)
 
 
@@ -124,7 +126,7 @@ def _take(state: IndexNowState, connection: sa.Connection, rows: int) -> list[An
     """The oldest ``rows`` committed events, deleted in this transaction, in id order."""
     inbox = state.models.inbox
     c = inbox.c
-    columns = (c.id, c.host, c.url, c.action, c.available_at, c.fingerprint)
+    columns = (c.id, c.host, c.url, c.action, c.available_at, c.fingerprint, c.created_at)
     dialect = dialect_name(connection)
     pick = sa.select(c.id).order_by(c.id).limit(rows)
     if dialect == "postgresql":
