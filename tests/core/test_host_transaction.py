@@ -86,7 +86,7 @@ def test_a_deadlock_in_the_extension_write_fails_the_site_commit(site, backend, 
         with caplog.at_level(logging.WARNING, logger="flask_indexnow"):
             thread = threading.Thread(target=edit)
             thread.start()
-            time.sleep(0.5)  # the site's transaction now holds the note and waits for the inbox
+            wait_for_a_lock_wait(db, backend, outcome)  # the site's transaction holds the note, waits for the inbox
             try:
                 blocker.exec_driver_sql(f"UPDATE {notes} SET text = 'blocker' WHERE id = 1")  # the cycle
             except sa.exc.DBAPIError as exc:
@@ -101,6 +101,17 @@ def test_a_deadlock_in_the_extension_write_fails_the_site_commit(site, backend, 
         assert connection.execute(sa.select(note_model.__table__.c.text).where(note_model.__table__.c.id == 1)
                                   ).scalar_one() == "v0"
     assert rows(app) == []
+
+
+def wait_for_a_lock_wait(db: SQLAlchemy, backend: str, outcome: dict[str, Any], timeout: float = 5.0) -> None:
+    """Until some transaction waits for a lock (PostgreSQL says so), or ``timeout`` (InnoDB may not show it)."""
+    query = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'" if backend == "postgresql"
+             else "SELECT count(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'")
+    deadline = time.monotonic() + timeout
+    with db.engine.connect() as connection:
+        while not outcome and time.monotonic() < deadline and not connection.exec_driver_sql(query).scalar():
+            time.sleep(0.05)
+            connection.rollback()  # a fresh look
 
 
 @pytest.fixture
