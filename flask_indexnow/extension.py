@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
@@ -22,6 +23,8 @@ from .watching.events import Adapter
 from .web import register_web
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+logger = logging.getLogger(__name__)
 
 
 class IndexNowWarning(UserWarning):
@@ -65,6 +68,10 @@ class IndexNow:
                 "after db.init_app(app)."
             )
         settings = load_settings(app.config)
+        if settings.implied_dry_run:  # an app's own tests (or a debug run) never reach a real engine
+            logger.warning("IndexNow: dry run, because %s and neither INDEXNOW_ENDPOINT(S) nor INDEXNOW_DRY_RUN "
+                           "is set: nothing is sent to a search engine. Set INDEXNOW_DRY_RUN = False to send.",
+                           settings.implied_dry_run)
         cache = self._resolve_cache(app, cache if cache is not None else self._cache, settings.cache_config)
         state = IndexNowState(
             extension=self, db=db, cache=cache, models=get_models(db, settings.table_prefix), settings=settings

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, scoped_session
 from . import clock, signals
 from .delivery import due, setsql
 from .engines import queue_engines
+from .keys.scope import check_scope, split_by_scope
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
@@ -88,6 +89,7 @@ def make_entry(
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
     _check_action(action)
     checked = check_url(url, state.settings.allowed_hosts)
+    check_scope(state.settings, checked.host, checked.url)  # a key file's directory is the key's scope
     return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
 
 
@@ -327,6 +329,8 @@ def enqueue_many(
     _check_action(action)
     result = EnqueueResult()
     checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts)
+    checked, hosts, out_of_scope = split_by_scope(state.settings, checked, hosts)
+    result.rejected.extend(out_of_scope)
     if not state.settings.enabled or not checked:
         return result
     batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))

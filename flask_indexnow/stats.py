@@ -126,6 +126,7 @@ def collect_status(
     return {
         "enabled": state.settings.enabled,
         "dry_run": state.settings.dry_run,
+        "dry_run_reason": state.settings.implied_dry_run,
         "queue": queue_counts(state, connection),
         "history_24h": history_counts(state, connection),
         "jobs": job_counts(state, connection),
