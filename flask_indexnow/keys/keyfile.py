@@ -48,7 +48,10 @@ def serve_key_file(requested: str) -> Response:
     engine checking a submission made before the rotation still finds it.
     """
     settings = get_state().settings
-    host = (urlsplit("//" + request.host).hostname or "").rstrip(".")
+    try:
+        host = (urlsplit("//" + request.host).hostname or "").rstrip(".")
+    except ValueError:  # "[bad", "example.com:notaport": Werkzeug before 3.0 hands such a Host on as it came
+        host = ""
     expected = settings.keys.get(host) or settings.key
     if requested != expected and requested not in settings.previous_keys:
         abort(404)
