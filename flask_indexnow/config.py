@@ -125,7 +125,7 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
-    # host-fit (issues 19, 20): previous keys, and a dry run implied by app.testing / app.debug.
+    # Key rotation, and the dry run that app.testing / app.debug imply.
     #: INDEXNOW_PREVIOUS_KEYS: served, never submitted.
     previous_keys: tuple[str, ...] = ()
     #: Why the dry run is on when no setting asked for it ("app.testing is True" …); None: as configured.
