@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, enqueue, last_seen, processes, web
+from . import delivery, enqueue, last_seen, processes, sitemap, verification, web
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -49,13 +49,18 @@ class Sizes:
     memory_urls: int = 10_000
     last_seen_rounds: int = 15
     last_seen_requests: int = 200
+    verify_urls: int = 500
+    verify_rounds: int = 9
+    sitemap_big: int = 1_000_000
+    sitemap_small: int = 100_000
 
 
 QUICK = Sizes(
     overhead_rounds=3, overhead_requests=50, save_rounds=3, saves=5, delivery_urls=2_000, delivery_rounds=1,
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
-    last_seen_rounds=5, last_seen_requests=50,
+    last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, sitemap_big=50_000,
+    sitemap_small=5_000,
 )
 
 
@@ -88,10 +93,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-8)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-10)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 9))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 11))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -133,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
             (7, "", lambda: processes.peak_memory(7, f"sqlite:///{work / 'memory.db'}", s.memory_urls)),
             (8, "", lambda: last_seen.last_seen(8, sqlite_url, work, s.last_seen_rounds, s.last_seen_requests)),
             (8, "pg", lambda: last_seen.last_seen(8, POSTGRES_URL, None, s.last_seen_rounds, s.last_seen_requests)),
+            (9, "", lambda: verification.verification(9, f"sqlite:///{work / 'verify.db'}", s.verify_urls,
+                                                      s.verify_rounds)),
+            (9, "pg", lambda: verification.verification(9, POSTGRES_URL, s.verify_urls, s.verify_rounds)),
+            (10, "", lambda: sitemap.sitemap_build(10, f"sqlite:///{work / 'sitemap.db'}", s.sitemap_big,
+                                                    s.sitemap_small)),
+            (10, "pg", lambda: sitemap.sitemap_build(10, POSTGRES_URL, s.sitemap_big, s.sitemap_small)),
         ]
         try:
             available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}

@@ -140,6 +140,33 @@ def allowed_hosts_check(state: IndexNowState) -> Check:
                  severity_if_failing="attention")
 
 
+#: Hosts whose robots.txt the ``robots`` check reads at most (each is cached for minutes).
+ROBOTS_CHECK_HOSTS = 20
+
+
+def robots_check(state: IndexNowState) -> Check:
+    """With INDEXNOW_VERIFY: does a host's robots.txt disallow every page (a site not launched yet)?
+
+    Nothing of such a host is sent. The hosts looked at are those of the closed
+    allow-list and those whose URLs were skipped for robots.txt in the last 24
+    hours; each robots.txt is read as the pass reads it (cached per host), so the
+    check passes again within minutes of the site's launch.
+    """
+    from .verify.checking import blocked_hosts  # (verify imports this module's neighbours)
+
+    blocked = blocked_hosts(state, ROBOTS_CHECK_HOSTS)
+    if not blocked:
+        return Check("robots", True, "No checked host's robots.txt disallows every page.", None, "attention")
+    shown = ", ".join(blocked[:5]) + (" …" if len(blocked) > 5 else "")
+    return Check(
+        "robots", False,
+        f"robots.txt disallows every page for every crawler on {shown}: nothing of "
+        f"{'that host' if len(blocked) == 1 else 'those hosts'} is sent (a site not launched yet?).",
+        "When the site launches, let crawlers in: remove `Disallow: /` under `User-agent: *` in robots.txt.",
+        "attention",
+    )
+
+
 def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) -> list[Check]:
     settings = state.settings
     checks: list[Check] = []
@@ -179,6 +206,8 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
     ))
     checks.append(allowed_hosts_check(state))
     checks.append(cache_check(state))
+    if settings.verify:
+        checks.append(robots_check(state))
     if scheduler_active is not None:
         checks.append(Check(
             "scheduler", scheduler_active,

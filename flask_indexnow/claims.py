@@ -50,6 +50,17 @@ PENDING: sa.ColumnElement[str] = sa.literal_column("'pending'")
 PROCESSING: sa.ColumnElement[str] = sa.literal_column("'processing'")
 
 
+def keep_stamp(table: sa.Table) -> dict[str, Any]:
+    """``updated_at = updated_at`` for a table that has the column, else nothing.
+
+    A claim, a renewal or a give-back is no event of the row: without this,
+    the column's ``onupdate`` stamp would fire, and ``updated_at`` would no
+    longer be the time of the row's last event (the sitemap's lastmod reads
+    it, see sitemap/changes.py).
+    """
+    return {"updated_at": table.c.updated_at} if "updated_at" in table.c else {}
+
+
 @contextmanager
 def connection(bind: Bind) -> Iterator[sa.Connection]:
     """One connection for a run of short transactions: ``bind`` itself, or one checked out of the engine.
@@ -118,7 +129,7 @@ def claim(
     c = table.c
     due = (c.status == PENDING, c.available_at <= now, *where)
     order = (c.available_at, c.id)
-    mark: dict[str, Any] = {"status": "processing", "claimed_at": now, "claim_token": token}
+    mark: dict[str, Any] = {"status": "processing", "claimed_at": now, "claim_token": token, **keep_stamp(table)}
     if count_attempt:
         mark["attempts"] = c.attempts + 1
     dialect = dialect_name(bind)
@@ -159,7 +170,7 @@ def _owned(table: sa.Table, token: str, ids: Sequence[Any] | None) -> list[sa.Co
 
 def renew(bind: Bind, table: sa.Table, token: str, now: datetime, ids: Sequence[int] | None = None) -> int:
     """Stamp ``claimed_at`` again on the rows ``token`` still holds (of ``ids``), so they are not taken for stale."""
-    return settle(bind, table, token, {"claimed_at": now}, ids)
+    return settle(bind, table, token, {"claimed_at": now, **keep_stamp(table)}, ids)
 
 
 def settle(bind: Bind, table: sa.Table, token: str, values: Mapping[str, Any],

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from werkzeug.utils import import_string
+
 from .errors import ConfigurationError, InvalidURLError
 from .keys.rules import key_problem
-from .urls import ANY_HOST, check_host
+from .urls import ANY_HOST, QueryFilter, check_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -55,8 +57,22 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
+    "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
+                                    "query parameters dropped from every URL before dedup and sending (names, or a "
+                                    "name's start followed by '*'); () keeps every parameter"),
+    "INDEXNOW_VERIFY": (None, "before an update is sent, ask for the page and send only what engines would index: "
+                              "None (no check), 'app' (the app itself, in-process) or 'http' (a real GET); see Only indexable pages"),
     "INDEXNOW_CACHE_TYPE": ("SimpleCache", "cache made by the extension when init_app gets none; other INDEXNOW_CACHE_* keys are passed on as CACHE_*"),
 }
+
+# -- serving the sitemap (issue 23; see sitemap/serve.py) --
+#: The sitemaps.org limit of URLs in one sitemap file, and the largest INDEXNOW_SITEMAP_MAX_URLS.
+SITEMAP_MAX_URLS = 50_000
+DEFAULTS.update({
+    "INDEXNOW_SITEMAP_URL": (None, "path of the sitemap the extension serves from the watched models, e.g. '/sitemap.xml' (parts of a larger one at /sitemap-N.xml); None: no sitemap route, and no change times recorded"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "URLs per sitemap file (at most 50000); more, or more than 50 MB, and the sitemap URL answers a sitemap index over parts"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (300, "seconds a built sitemap is kept in the extension's cache, shared by every process (0: built on every request; at most 86400)"),
+})
 
 #: The longest INDEXNOW_TICK_BUDGET: a tick runs in a web worker, after its response.
 MAX_TICK_BUDGET = 300
@@ -84,9 +100,11 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
     "INDEXNOW_JOB_RETRY_DELAY": (86_400, "86400 seconds: 1 day"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (1_000, "1000"),
+    "INDEXNOW_SITEMAP_MAX_URLS": (SITEMAP_MAX_URLS, "50000"),
+    "INDEXNOW_SITEMAP_CACHE_SECONDS": (86_400, "86400 seconds: 1 day"),
 }
 
-_PREFIX_RE = re.compile(r"^[A-Za-z0-9_]{0,40}$")
+_PREFIX_RE = re.compile(r"[A-Za-z0-9_]{0,40}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -125,11 +143,38 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
+    strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
+    #: INDEXNOW_VERIFY: None, "app" or "http".
+    verify: str | None = None
+    #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
+    sitemap_url: str | None = None
+    sitemap_max_urls: int = SITEMAP_MAX_URLS
+    sitemap_cache_seconds: int = 300
     # Key rotation, and the dry run that app.testing / app.debug imply.
     #: INDEXNOW_PREVIOUS_KEYS: served, never submitted.
     previous_keys: tuple[str, ...] = ()
     #: Why the dry run is on when no setting asked for it ("app.testing is True" …); None: as configured.
     implied_dry_run: str | None = None
+
+
+_SITEMAP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/-]*[A-Za-z0-9_~-]\.xml")
+
+
+def _sitemap(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The sitemap settings; the path must end in ``.xml`` so its parts can be ``-N.xml`` beside it."""
+    url = _optional_str("INDEXNOW_SITEMAP_URL", config["INDEXNOW_SITEMAP_URL"])
+    if url is not None and not _SITEMAP_PATH_RE.fullmatch(url):
+        raise ConfigurationError(
+            f"INDEXNOW_SITEMAP_URL must be a path such as '/sitemap.xml' (starting with '/', ending in '.xml', "
+            f"letters, digits and . _ ~ - / only), got {url!r}")
+    return {
+        "sitemap_url": url,
+        "sitemap_max_urls": _number("INDEXNOW_SITEMAP_MAX_URLS", config["INDEXNOW_SITEMAP_MAX_URLS"], minimum=1,
+                                    integer=True),
+        "sitemap_cache_seconds": _number("INDEXNOW_SITEMAP_CACHE_SECONDS", config["INDEXNOW_SITEMAP_CACHE_SECONDS"],
+                                         minimum=0, integer=True),
+    }
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -174,6 +219,11 @@ def _key(value: Any) -> str | None:
     """The key as text: environment loaders turn an all-digit key into an int."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, str) and value != value.strip():
+        # A key read from a secrets file keeps its newline: it would be served at
+        # "/…\n.txt" and every engine would refuse it. Certainly a mistake: refused here.
+        raise ConfigurationError(
+            "INDEXNOW_KEY has white space around it (a newline read from a file?): strip it")
     if value is None or isinstance(value, str):
         return value
     return repr(value)  # kept, so the status page says it is invalid rather than missing
@@ -290,7 +340,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         return _number(name, config[name], minimum=minimum, integer=integer, exclusive=exclusive)
 
     prefix = config["INDEXNOW_TABLE_PREFIX"] or ""
-    if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+    if not isinstance(prefix, str) or not _PREFIX_RE.fullmatch(prefix):
         raise ConfigurationError(
             f"INDEXNOW_TABLE_PREFIX must be up to 40 characters of letters, digits and '_', got {prefix!r}"
         )
@@ -325,6 +375,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         for name, value in config.items()
         if name.startswith("INDEXNOW_CACHE_")
     }
+    _check_cache_type(cache_config["CACHE_TYPE"])
     settings = Settings(
         enabled=_bool("INDEXNOW_ENABLED", config["INDEXNOW_ENABLED"]),
         key=_key(config["INDEXNOW_KEY"]),
@@ -357,6 +408,9 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
+        verify=_verify(config["INDEXNOW_VERIFY"]),
+        **_sitemap(config),
         previous_keys=_previous_keys(config["INDEXNOW_PREVIOUS_KEYS"], config["INDEXNOW_KEY"]),
         implied_dry_run=implied_dry_run,
     )
@@ -364,6 +418,15 @@ def load_settings(config: dict[str, Any]) -> Settings:
         settings = replace(settings, dry_run=True)
     _check_timeout(settings)
     return settings
+
+
+def _verify(value: Any) -> str | None:
+    """INDEXNOW_VERIFY: None, "app" or "http" (any case; surrounding blanks ignored)."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("app", "http"):
+        return value.strip().lower()
+    raise ConfigurationError(f"INDEXNOW_VERIFY must be None, 'app' or 'http', got {value!r}")
 
 
 def _implied_dry_run(config: Mapping[str, Any]) -> str | None:
@@ -435,6 +498,42 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     if len(urls) > MAX_ENDPOINTS:
         raise ConfigurationError(f"INDEXNOW_ENDPOINTS may list at most {MAX_ENDPOINTS} engines, got {len(urls)}")
     return tuple(urls)
+
+
+def _strip_query_params(value: Any) -> QueryFilter:
+    """INDEXNOW_STRIP_QUERY_PARAMS: a list of names (``"gclid"``) or name starts (``"utm_*"``); () or None: none."""
+    key = "INDEXNOW_STRIP_QUERY_PARAMS"
+    if value is None:
+        return QueryFilter()
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigurationError(f"{key} must be a list of query parameter names, got {value!r}")
+    try:
+        return QueryFilter(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from None
+
+
+def _check_cache_type(value: Any) -> None:
+    """INDEXNOW_CACHE_TYPE must name a cache Flask-Caching can make: a backend's name or a dotted path.
+
+    Flask-Caching itself would fail later with an AttributeError or ImportError
+    that names neither the setting nor what would have been right.
+    """
+    key = "INDEXNOW_CACHE_TYPE"
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{key} must be the name of a Flask-Caching backend such as "
+                                 f"'SimpleCache' or 'RedisCache', got {value!r}")
+    path = value if "." in value else "flask_caching.backends." + value
+    try:
+        import_string(path)
+    except ImportError:
+        import flask_caching.backends
+
+        known = ", ".join(name for name in flask_caching.backends.__all__ if name != "BaseCache")
+        raise ConfigurationError(f"{key} {value!r} is no cache backend: use one of {known}, "
+                                 "or the dotted path of a cache class") from None
 
 
 def _tick_budget(value: float) -> float:

@@ -81,7 +81,7 @@ def _normalise(state: IndexNowState, url: str) -> tuple[str | None, str | None, 
     except InvalidURLError as exc:
         refused = str(exc)
         try:  # a URL refused by the allow-list still has a form it may be stored under
-            checked = check_url(url)
+            checked = check_url(url, strip=state.settings.strip_query_params)
         except InvalidURLError:
             return None, None, False, refused
         return checked.url, checked.host, False, refused
@@ -117,7 +117,10 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
                     .scalar_one()) if answers else 0
         ledger_filter = [ledger.c.url_hash == digest, ledger.c.url == stored_url] + (
             [ledger.c.host == host] if host else [])
-        entry = connection.execute(sa.select(ledger).where(*ledger_filter).limit(1)).first()
+        # The columns shown, not the whole row: the sitemap's changed_at may await its migration.
+        shown = (ledger.c.fingerprint, ledger.c.last_success_at, ledger.c.verdict, ledger.c.verified_at,
+                 ledger.c.withdrawn_at)
+        entry = connection.execute(sa.select(*shown).where(*ledger_filter).limit(1)).first()
 
     explanation = Explanation(
         url=url, normalized=normalized, host=host, accepted=accepted, refused_because=refused,
@@ -126,6 +129,10 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         ledger=None if entry is None else {
             "fingerprint": entry.fingerprint,
             "last_success_at": None if entry.last_success_at is None else clock.as_utc(entry.last_success_at),
+            # INDEXNOW_VERIFY: the last verdict, when it was made, when a delete last withdrew the page.
+            "verdict": entry.verdict,
+            "verified_at": None if entry.verified_at is None else clock.as_utc(entry.verified_at),
+            "withdrawn_at": None if entry.withdrawn_at is None else clock.as_utc(entry.withdrawn_at),
         },
     )
     interval = state.settings.resubmit_interval
@@ -235,6 +242,13 @@ def _story(state: IndexNowState, e: Explanation, now: datetime) -> list[str]:
         at = e.ledger["last_success_at"]
         lines.append(f"Ledger: fingerprint {e.ledger['fingerprint'] or '(none)'}, last delivered "
                      f"{_when(at, now) if at else 'never'}.")
+    if e.ledger is not None and e.ledger["verdict"]:
+        text = f"Last verdict ({_when(e.ledger['verified_at'], now)}): {e.ledger['verdict']}"
+        if e.ledger["withdrawn_at"] is not None:
+            text += f"; withdrawn with a delete {_when(e.ledger['withdrawn_at'], now)}"
+        lines.append(text + ".")
+    elif state.settings.verify:
+        lines.append("Last verdict: not verified yet (INDEXNOW_VERIFY asks for the page before it is sent).")
     if e.resubmit_held_until is not None:
         lines.append(f"Resubmit interval: an update queued now waits until {_when(e.resubmit_held_until, now)} "
                      f"(INDEXNOW_RESUBMIT_INTERVAL = {state.settings.resubmit_interval:g}s).")

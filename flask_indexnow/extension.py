@@ -12,12 +12,14 @@ from flask import Flask
 from flask_caching import Cache
 
 from . import queue, scheduling
+from . import verify as verification
 from .cli import indexnow_group
 from .config import load_settings
 from .delivery import tick as tick_module
 from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
+from .verify import Verdict
 from .watching import bridge, events
 from .watching.events import Adapter
 from .web import register_web
@@ -115,6 +117,8 @@ class IndexNow:
         fingerprint: Callable[[Any], Any] | None = None,
         related: Callable[[Any], Iterable[str] | None] | None = None,
         fields: Iterable[str] | None = None,
+        sitemap: bool = True,
+        lastmod: Callable[[Any], datetime | date | None] | None = None,
     ) -> None:
         """Register how to read ``model``; SQLAlchemy models are then queued on every change.
 
@@ -128,6 +132,9 @@ class IndexNow:
         ``fields`` names the attributes (columns or relationships) whose change
         is a content change: a flush that changes none of them queues nothing
         and runs no SQL, unless the URL or the published/deleted state changed.
+        ``sitemap=False`` leaves the model out of the sitemap the extension
+        serves (INDEXNOW_SITEMAP_URL); ``lastmod`` returns a resource's
+        ``<lastmod>`` there (default: when the extension last saw it change).
 
         Every function sees the state before a change when the bridge compares
         (properties, hybrids, methods and related objects included).
@@ -135,11 +142,14 @@ class IndexNow:
         if not callable(url):
             raise TypeError("watch() needs url=, a function returning the resource's absolute URL")
         for name, fn in (("published", published), ("published_at", published_at), ("deleted", deleted),
-                         ("fingerprint", fingerprint), ("related", related)):
+                         ("fingerprint", fingerprint), ("related", related), ("lastmod", lastmod)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"watch(): {name}= must be a function of the resource")
+        if not isinstance(sitemap, bool):
+            raise TypeError(f"watch(): sitemap= must be True or False, got {sitemap!r}")
         watched = bridge.check_fields(model, fields) if fields is not None else None
-        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related, watched)
+        self.adapters[model] = Adapter(url, published, published_at, deleted, fingerprint, related, watched,
+                                       sitemap=sitemap, lastmod=lastmod)
         bridge.track_history(model)
 
     def status_auth(self, fn: F) -> F:
@@ -194,6 +204,16 @@ class IndexNow:
     def retry_failed(self) -> int:
         """Put every failed row back to pending; returns how many."""
         return queue.retry_failed(get_state())
+
+    def verify(self, url: str, *, mode: str | None = None) -> Verdict:
+        """Ask for the page at ``url`` and say whether engines would index it; nothing is queued or sent.
+
+        Returns a :class:`~flask_indexnow.verify.Verdict` (``indexable``, ``reason``,
+        ``detail``). ``mode``: ``"app"`` (the app itself, in-process) or ``"http"``
+        (a real GET); default INDEXNOW_VERIFY, or ``"app"`` when that is off.
+        Works in and out of requests (needs an application context).
+        """
+        return verification.verify_url(get_state(), url, mode)
 
     # -- schedules and jobs -------------------------------------------------------
 

@@ -114,6 +114,11 @@ class URLStateRow:
     url_hash: Mapped[str]
     fingerprint: Mapped[str | None]
     last_success_at: Mapped[datetime | None]
+    verdict: Mapped[str | None]
+    verified_at: Mapped[datetime | None]
+    withdrawn_at: Mapped[datetime | None]
+    #: When an ``update`` of the URL was last seen (the sitemap's lastmod).
+    changed_at: Mapped[datetime | None]
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ def make_entry(
 ) -> Entry:
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
     _check_action(action)
-    checked = check_url(url, state.settings.allowed_hosts)
+    checked = check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
     check_scope(state.settings, checked.host, checked.url)  # a key file's directory is the key's scope
     return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
 
@@ -101,9 +101,17 @@ def _check_action(action: str) -> None:
 def _due(action: str, available_at: datetime | date | None) -> datetime:
     """When a row written now for ``action`` becomes due: never in the past."""
     now = clock.utcnow()
+    if available_at is not None and (isinstance(available_at, bool) or not isinstance(available_at, date)):
+        # A str or a number would fail deep in the driver (or be compared as text on SQLite).
+        raise TypeError(f"available_at must be a datetime, a date or None, got {type(available_at).__name__} "
+                        f"{available_at!r}")
     if available_at is None or action == "delete":  # a removal never waits for a publication date
         return now
-    return max(clock.as_utc(available_at), now)
+    try:
+        when = clock.as_utc(available_at)
+    except OverflowError:  # an aware time whose UTC form is before year 1 or after 9999
+        raise ValueError(f"available_at {available_at!r} is out of range once converted to UTC") from None
+    return max(when, now)
 
 
 def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry]) -> list[Entry]:
@@ -327,8 +335,11 @@ def enqueue_many(
 ) -> EnqueueResult:
     """Queue many URLs with set-based upserts; invalid ones are reported, not raised."""
     _check_action(action)
+    if isinstance(urls, (str, bytes)):  # would be read as a list of one-character "URLs"
+        raise TypeError(f"urls must be a list of URLs, not a single {type(urls).__name__}: "
+                        "use enqueue() for one URL, or pass [url]")
     result = EnqueueResult()
-    checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts)
+    checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts, state.settings.strip_query_params)
     checked, hosts, out_of_scope = split_by_scope(state.settings, checked, hosts)
     result.rejected.extend(out_of_scope)
     if not state.settings.enabled or not checked:

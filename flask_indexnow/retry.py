@@ -45,7 +45,7 @@ MAX_RETRY_AFTER = 86_400
 MAX_BACKOFF = 86400.0
 #: How many times a short transaction is tried in all before a transient error is raised.
 DB_ATTEMPTS = 4
-_SECONDS_RE = re.compile(r"^[0-9]+$")
+_SECONDS_RE = re.compile(r"[0-9]+")
 #: PostgreSQL SQLSTATEs: serialization failure, deadlock, lock not available (lock_timeout).
 _TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 #: MySQL/MariaDB error numbers: lock wait timeout, deadlock.
@@ -77,7 +77,7 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
         return None
     value = value.strip()
     seconds: float
-    if _SECONDS_RE.match(value):  # ASCII digits only: str.isdigit() also takes "²"
+    if _SECONDS_RE.fullmatch(value):  # ASCII digits only: str.isdigit() also takes "²"
         seconds = float(value)
     else:
         try:

@@ -24,6 +24,20 @@ def dialect_name(executor: Any) -> str:
     return "mysql" if name == "mariadb" else name
 
 
+def quoted_table(dialect: Any, table: sa.Table) -> str:
+    """``table``'s name as raw SQL must write it on ``dialect`` (a SQLAlchemy Dialect, or a
+    Session, Connection or Engine): quoted where the database would otherwise fold or refuse it.
+
+    The ORM quotes names itself; raw SQL does not. On PostgreSQL an unquoted
+    ``Site_indexnow_queue`` is the table ``site_indexnow_queue``, which does not
+    exist: every statement written by hand takes its table names from here.
+    """
+    if not isinstance(dialect, sa.engine.Dialect):
+        bind = dialect.get_bind() if hasattr(dialect, "get_bind") else dialect
+        dialect = bind.dialect
+    return str(dialect.identifier_preparer.format_table(table))
+
+
 def upsert(
     executor: Any,
     table: sa.Table,

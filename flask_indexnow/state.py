@@ -71,6 +71,8 @@ class IndexNowState:
     #: This process's own count of POSTs per budget window (key → (window, count)),
     #: used while the cache cannot count (see budget.py).
     local_request_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: This process's robots.txt of each host, for INDEXNOW_VERIFY (a verify.robots.RobotsCache, made on first use).
+    robots_cache: Any = None
     #: Failure lines, each kind at most once a minute (see ratelog.py).
     quiet_log: RateLimitedLog = field(default_factory=RateLimitedLog)
     #: After a cache failure, no cache call for a while (see breaker.py).

@@ -20,7 +20,7 @@ from .sqlutil import dialect_name
 from .state import IndexNowState
 
 QUEUE_STATUSES = ("pending", "processing", "failed")
-HISTORY_STATUSES = ("success", "retry", "failed", "dry_run")
+HISTORY_STATUSES = ("success", "retry", "failed", "dry_run", "skipped")
 JOB_STATUSES = ("pending", "processing", "completed", "failed")
 #: Hours of deliveries the status page charts.
 CHART_HOURS = 72
@@ -57,6 +57,22 @@ def history_counts(state: IndexNowState, connection: Any, hours: int = 24) -> di
     ):
         counts[status] = int(count)
     return counts
+
+
+def skipped_counts(state: IndexNowState, connection: Any, hours: int = 24) -> dict[str, int]:
+    """URLs not sent because their page is not indexable (INDEXNOW_VERIFY), by verdict, in one query.
+
+    The verdict is the start of the history row's error (``"noindex: meta robots"``).
+    """
+    from .verify.verdict import SKIPPED  # (verify imports this module's neighbours)
+
+    history = state.models.history
+    since = clock.utcnow() - timedelta(hours=hours)
+    counts = connection.execute(
+        sa.select(*(sa.func.sum(sa.case((history.c.error.like(f"{reason}:%"), 1), else_=0)) for reason in SKIPPED))
+        .where(history.c.status == "skipped", history.c.created_at >= since)
+    ).one()
+    return {reason: int(count or 0) for reason, count in zip(SKIPPED, counts)}
 
 
 def job_counts(state: IndexNowState, connection: Any) -> dict[str, int]:
@@ -129,6 +145,7 @@ def collect_status(
         "dry_run_reason": state.settings.implied_dry_run,
         "queue": queue_counts(state, connection),
         "history_24h": history_counts(state, connection),
+        "skipped_24h": skipped_counts(state, connection),
         "jobs": job_counts(state, connection),
         "key_states": {name: sum(1 for h in hosts if h.state == name) for name in KEY_STATES},
         "hosts": [h.as_dict() for h in hosts],

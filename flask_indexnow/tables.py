@@ -220,5 +220,14 @@ def url_state_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Column("url_hash", sa.String(64), nullable=False),
         sa.Column("fingerprint", sa.String(128)),
         sa.Column("last_success_at", UTCDateTime()),
+        # INDEXNOW_VERIFY (verify/): the last verdict ("<reason>: <detail>") and when it
+        # was made; when a delete was last delivered (None: what engines last got was
+        # an update), so a page that stops being indexable is withdrawn once.
+        sa.Column("verdict", sa.String(1000)),
+        sa.Column("verified_at", UTCDateTime()),
+        sa.Column("withdrawn_at", UTCDateTime()),
+        # When the extension last saw a real change of the URL (an ``update`` event): the
+        # sitemap's lastmod. Written by the pass, never in the host's transaction (sitemap/changes.py).
+        sa.Column("changed_at", UTCDateTime()),
         sa.UniqueConstraint("url_hash", "host", name=f"{prefix}uq_indexnow_urls_url"),
     )

@@ -16,6 +16,14 @@ the form stored and sent.
 (a regular expression and a few string operations); whatever it does not
 recognise goes through the full check, which is the reference: the fast path
 gives exactly its result (``tests/core/test_url_fastpath.py`` proves it).
+
+The normal form makes dedup independent of spelling: ``https://example.org:443/%7Ea``,
+``https://example.org/~a`` and ``https://example.org/~a?utm_source=x`` are one
+URL. The default port is dropped, percent-escapes of unreserved characters are
+decoded and the others upper-cased (a stray ``%`` becomes ``%25``), non-ASCII
+characters in path and query (bidi marks and C1 controls among them) are
+percent-encoded as UTF-8, and tracking parameters (:class:`QueryFilter`,
+INDEXNOW_STRIP_QUERY_PARAMS) are dropped; the others keep their order.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import ipaddress
 import re
 from collections.abc import Collection, Iterable
 from typing import NamedTuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import idna
 
@@ -52,9 +60,9 @@ NO_ALLOWED_HOSTS = (
 
 _FORBIDDEN_SUFFIXES = (".localhost", ".internal")
 _FORBIDDEN_HOSTS = {"localhost"}
-_LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
-_IPV4_PART_RE = re.compile(r"^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
-_NUMERIC_LABEL_RE = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+_LABEL_RE = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_IPV4_PART_RE = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*")
+_NUMERIC_LABEL_RE = re.compile(r"0x[0-9a-f]*|[0-9]+")
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
 #: The common well-formed URL: lower-case http(s), a host of ASCII letters,
 #: digits, dots and hyphens (:data:`_FAST_HOST_RE` says which of them are
@@ -73,13 +81,120 @@ _FAST_RE = re.compile(
 )
 #: The common URL already in its normalised form, the short cut of
 #: :func:`check_urls`: what :data:`_FAST_RE` takes with a lower-case host, a
-#: path, and neither port nor fragment.
+#: path, and neither port nor fragment (:func:`check_urls` also asks
+#: :data:`_ESCAPE_FIX` and the parameter filter whether anything would change).
 _NORMAL_RE = re.compile(r"https?://([a-z0-9.-]+)/[!-\"$->@-~]*(?:\?[!-\"$-~]+)?")
 #: A DNS name of ASCII letters, digits and hyphens whose last label starts with
 #: a letter (so it is no number).
 _FAST_HOST_RE = re.compile(
     r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
 )
+
+
+#: A percent-escape, or a ``%`` that starts none.
+_ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})?")
+#: What :data:`_ESCAPE_RE`'s rewrite would change: a ``%`` not followed by two upper-case hex
+#: digits, or the escape of an unreserved character. One C-level search, so text whose escapes
+#: are already in normal form (nearly all of it) is never rewritten.
+_ESCAPE_FIX = re.compile(r"%(?![0-9A-F]{2})|%(?:3[0-9]|[46][1-9A-F]|[57][0-9A]|2[DE]|5F|7E)").search
+#: RFC 3986's unreserved characters: their escapes mean the same as the characters themselves.
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+#: The parameter patterns INDEXNOW_STRIP_QUERY_PARAMS takes: a name, or a name's start then ``*``.
+_PARAM_PATTERN_RE = re.compile(r"(?:(?![=&#*%])[!-~])+\*?")
+
+
+class QueryFilter:
+    """Which query parameters are dropped from every URL: names, and name prefixes ending in ``*``.
+
+    Built once from INDEXNOW_STRIP_QUERY_PARAMS. Names are compared exactly
+    (case matters, as it does to the sites that read them), after percent-escapes
+    of unreserved characters are decoded. :meth:`may_strip` is one regular
+    expression search, so a URL without a tracking parameter costs almost nothing.
+    """
+
+    __slots__ = ("_name", "find", "find_from", "patterns")
+
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        self.patterns = tuple(patterns)
+        for pattern in self.patterns:
+            if not isinstance(pattern, str) or not _PARAM_PATTERN_RE.fullmatch(pattern):
+                raise ValueError(f"{pattern!r} is not a query parameter name (or a name's start followed by '*')")
+        alternatives = "|".join(
+            re.escape(p[:-1]) + "[^&=]*" if p.endswith("*") else re.escape(p) for p in self.patterns
+        )
+        #: Searches a query for a parameter to drop (None: every parameter is kept).
+        self.find = re.compile(rf"(?:^|&)(?:{alternatives})(?:[=&]|\Z)").search if self.patterns else None
+        #: The same search in a whole URL without fragment, from the position of its ``?``.
+        self.find_from = re.compile(rf"[?&](?:{alternatives})(?:[=&]|\Z)").search if self.patterns else None
+        self._name = re.compile(alternatives).fullmatch if self.patterns else None
+
+    def may_strip(self, query: str) -> bool:
+        """Whether ``query`` (normalised escapes) holds a parameter to drop."""
+        return self.find is not None and self.find(query) is not None
+
+    def strip(self, query: str) -> str:
+        """``query`` without the parameters to drop; the others keep their order (and spelling)."""
+        return self.drop(query) if self.may_strip(query) else query
+
+    def drop(self, query: str) -> str:
+        """:meth:`strip` for a query :meth:`may_strip` said yes to."""
+        name = self._name
+        if name is None:
+            return query
+        return "&".join(part for part in query.split("&") if name(part.split("=", 1)[0]) is None)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QueryFilter) and other.patterns == self.patterns
+
+    def __hash__(self) -> int:
+        return hash(self.patterns)
+
+    def __repr__(self) -> str:
+        return f"QueryFilter({self.patterns!r})"
+
+
+#: Keeps every parameter.
+KEEP_ALL_PARAMS = QueryFilter()
+
+
+def _escape_normal(match: re.Match[str]) -> str:
+    hex_digits = match[1]
+    if hex_digits is None:
+        return "%25"  # a '%' that escapes nothing: itself, escaped (so it can never start one later)
+    char = chr(int(hex_digits, 16))
+    return char if char in _UNRESERVED else "%" + hex_digits.upper()
+
+
+def _encode_non_ascii(text: str) -> str:
+    """``text`` with each non-ASCII character percent-encoded as UTF-8 (upper-case hex)."""
+    if text.isascii():
+        return text
+    try:
+        return quote(text, safe="".join(map(chr, range(0x21, 0x7F))))
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 for it
+        raise InvalidURLError("URL holds a character that is not valid text (a lone surrogate)") from None
+
+
+def _tidy(path: str, query: str, strip: QueryFilter) -> tuple[str, str]:
+    """``path`` and ``query`` in normal form (both printable ASCII already)."""
+    if "%" in path and _ESCAPE_FIX(path) is not None:
+        path = _ESCAPE_RE.sub(_escape_normal, path)
+    if query:
+        if "%" in query and _ESCAPE_FIX(query) is not None:
+            query = _ESCAPE_RE.sub(_escape_normal, query)
+        find = strip.find
+        if find is not None and find(query) is not None:
+            query = strip.drop(query)
+    return path, query
+
+
+def _netloc(scheme: str, host: str, port: int | None) -> str:
+    """``host[:port]``, without the scheme's default port; port 0 is refused."""
+    if port is None or (port == 443 and scheme == "https") or (port == 80 and scheme == "http"):
+        return host
+    if port == 0:
+        raise InvalidURLError("URL has port 0, which no server listens on")
+    return f"{host}:{port}"
 
 
 class CheckedURL(NamedTuple):
@@ -107,7 +222,7 @@ def _parse_ipv4(host: str) -> ipaddress.IPv4Address:
     parts = host.split(".")
     if parts and parts[-1] == "":
         parts.pop()
-    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART_RE.match(p) for p in parts):
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART_RE.fullmatch(p) for p in parts):
         raise InvalidURLError(f"host {host!r} is neither a name nor an IPv4 address")
     numbers = [_ipv4_part(p) for p in parts]
     *head, last = numbers
@@ -188,9 +303,9 @@ def canonical_host(host: str) -> str:
     if not ascii_host:
         raise InvalidURLError("URL has no host")
     labels = ascii_host.split(".")
-    if _NUMERIC_LABEL_RE.match(labels[-1]):
+    if _NUMERIC_LABEL_RE.fullmatch(labels[-1]):
         return str(_parse_ipv4(ascii_host))
-    if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
+    if len(ascii_host) > 253 or not all(_LABEL_RE.fullmatch(label) for label in labels):
         raise InvalidURLError(f"host {host!r} is not a valid name")
     return ascii_host
 
@@ -211,7 +326,7 @@ def check_host(host: str) -> str:
         if not _is_public(ipaddress.IPv6Address(canonical[1:-1])):
             raise InvalidURLError(f"host {canonical} is not a public address")
         return canonical
-    if _NUMERIC_LABEL_RE.match(canonical.rsplit(".", 1)[-1]):
+    if _NUMERIC_LABEL_RE.fullmatch(canonical.rsplit(".", 1)[-1]):
         if not _is_public(ipaddress.IPv4Address(canonical)):
             raise InvalidURLError(f"host {canonical} is not a public address")
         return canonical
@@ -224,12 +339,16 @@ def check_host(host: str) -> str:
     return canonical
 
 
-def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> CheckedURL:
+def check_url(
+    url: object, allowed_hosts: Collection[str] | None = None, strip: QueryFilter = KEEP_ALL_PARAMS
+) -> CheckedURL:
     """Validate ``url`` for submission and return it normalised, with its host.
 
     The fragment is dropped (engines ignore it, and it would defeat dedup); the
     scheme is lower-cased and the host mapped to its ASCII form
-    (:func:`canonical_host`). The normalised URL is at most
+    (:func:`canonical_host`); port, escapes and non-ASCII characters take the
+    normal form (module docs) and ``strip``'s parameters are dropped (the queue
+    passes INDEXNOW_STRIP_QUERY_PARAMS; the default keeps them all). The normalised URL is at most
     :data:`MAX_URL_LENGTH` characters: exactly what is stored and sent.
     ``allowed_hosts``, when given, is the complete list of hosts the site may
     submit, in canonical form; an empty one refuses every URL
@@ -238,7 +357,7 @@ def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> Chec
     """
     if not isinstance(url, str):
         raise InvalidURLError(f"URL must be a string, got {type(url).__name__}")
-    checked = _fast_check(url) or _full_check(url)
+    checked = _fast_check(url, strip) or _full_check(url, strip)
     if allowed_hosts is not None and checked.host not in allowed_hosts:
         if not allowed_hosts:
             raise InvalidURLError(NO_ALLOWED_HOSTS)
@@ -247,7 +366,7 @@ def check_url(url: object, allowed_hosts: Collection[str] | None = None) -> Chec
 
 
 def check_urls(
-    urls: Iterable[object], allowed_hosts: Collection[str] | None = None
+    urls: Iterable[object], allowed_hosts: Collection[str] | None = None, strip: QueryFilter = KEEP_ALL_PARAMS
 ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """:func:`check_url` for many URLs: the normalised URLs, their hosts, and the refused ones.
 
@@ -263,9 +382,11 @@ def check_urls(
     refused: list[tuple[str, str]] = []
     fullmatch = _NORMAL_RE.fullmatch
     judged: dict[str, str] = {}  # host -> itself when the short cut may take it, else ""
+    find = strip.find_from  # None: every parameter is kept
     for url in urls:
         match = fullmatch(url) if type(url) is str else None
-        if match is not None:
+        if match is not None and ("%" not in match.string or _ESCAPE_FIX(match.string) is None) and (
+                find is None or (query := match.string.find("?")) < 0 or find(match.string, query) is None):
             raw = match[1]
             host = judged.get(raw)
             if host is None:
@@ -275,7 +396,7 @@ def check_urls(
                 hosts.append(host)
                 continue
         try:
-            checked = check_url(url, allowed_hosts)
+            checked = check_url(url, allowed_hosts, strip)
         except InvalidURLError as exc:
             refused.append((str(url), str(exc)))
             continue
@@ -303,7 +424,7 @@ def _fast_host(raw: str) -> str | None:
     return host
 
 
-def _fast_check(url: str) -> CheckedURL | None:
+def _fast_check(url: str, strip: QueryFilter = KEEP_ALL_PARAMS) -> CheckedURL | None:
     """:func:`_full_check`'s result for a common well-formed URL, or None to take the full path.
 
     Never refuses: anything unusual is left to the full check, so both paths
@@ -318,13 +439,19 @@ def _fast_check(url: str) -> CheckedURL | None:
         return None
     if port is not None and int(port) > 65535:
         return None
-    normalised = f"{scheme}://{host}{'' if port is None else ':' + port}{path or '/'}{query or ''}"
+    if (port == "443" and scheme == "https") or (port == "80" and scheme == "http"):
+        port = None
+    path, query = path or "/", query or ""
+    if "%" in url or query:
+        path, bare = _tidy(path, query[1:], strip)
+        query = "?" + bare if bare else ""
+    normalised = f"{scheme}://{host}{'' if port is None else ':' + port}{path}{query}"
     if len(normalised) > MAX_URL_LENGTH:
         return None
     return CheckedURL(normalised, host)
 
 
-def _full_check(url: str) -> CheckedURL:
+def _full_check(url: str, strip: QueryFilter = KEEP_ALL_PARAMS) -> CheckedURL:
     """The reference check: parse, map the host, apply every rule, normalise."""
     url = url.strip()
     if not url:
@@ -347,8 +474,9 @@ def _full_check(url: str) -> CheckedURL:
     if not netloc_host:
         raise InvalidURLError("URL has no host")
     host = check_host(netloc_host)
-    netloc = host if port is None else f"{host}:{port}"
-    normalised = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    netloc = _netloc(scheme, host, port)
+    path, query = _tidy(_encode_non_ascii(parts.path or "/"), _encode_non_ascii(parts.query), strip)
+    normalised = urlunsplit((scheme, netloc, path, query, ""))
     if len(normalised) > MAX_URL_LENGTH:
         raise InvalidURLError(f"URL is longer than {MAX_URL_LENGTH} characters")
     return CheckedURL(normalised, host)

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, request
 
 from .keys.keyfile import register_key_file
+from .sitemap.serve import register_sitemap
 from .state import IndexNowState
 from .status import create_blueprint
 from .status.views import add_security_headers
@@ -14,6 +15,7 @@ from .status.views import add_security_headers
 
 def register_web(app: Flask, state: IndexNowState) -> None:
     register_key_file(app, state)
+    register_sitemap(app, state)
     if state.settings.status_url_prefix is not None:
         app.register_blueprint(create_blueprint(), url_prefix=state.settings.status_url_prefix)
         _secure_status_errors(app, state.settings.status_url_prefix)

@@ -80,6 +80,9 @@ def queue_lines(data: dict[str, Any]) -> list[str]:
     h = data["history_24h"]
     lines.append(f"Last 24h: {h['success']} delivered, {h['retry']} retried, {h['failed']} failed"
                  + (f", {h['dry_run']} dry run" if h["dry_run"] else ""))
+    skipped = {reason: count for reason, count in (data.get("skipped_24h") or {}).items() if count}
+    if skipped:  # INDEXNOW_VERIFY
+        lines.append("Not sent, not indexable (24h): " + ", ".join(f"{r} {n}" for r, n in skipped.items()))
     return lines
 
 
@@ -117,7 +120,7 @@ def enqueue_command(urls: tuple[str, ...], delete: bool, available_at: datetime 
     state = get_state()
     for url in urls:
         try:
-            check_url(url, state.settings.allowed_hosts)
+            check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
         except InvalidURLError as exc:
             raise click.ClickException(f"{url}: {exc}") from None
     if not state.settings.enabled:

@@ -16,7 +16,7 @@ from flask.cli import AppGroup
 
 from ..scheduling.builder import PendingSchedule
 from ..scheduling.builtins import ensure_builtin_schedules
-from ..scheduling.prune import prune_history
+from ..scheduling.prune import MAX_DAYS, prune_history
 from ..scheduling.runner import Worker
 from ..scheduling.scheduler import Scheduler
 from ..scheduling.schedules import OverlapPolicy
@@ -119,7 +119,7 @@ def schedule_run_command() -> None:
 
 
 @command("prune-history")
-@click.option("--days", type=click.IntRange(min=1), default=None,
+@click.option("--days", type=click.IntRange(min=1, max=MAX_DAYS), default=None,
               help="Keep this many days (default INDEXNOW_HISTORY_RETENTION_DAYS).")
 @friendly_errors
 def prune_history_command(days: int | None) -> None:

@@ -1,4 +1,7 @@
-"""``flask indexnow submit-sitemap``: queue a sitemap's URLs (a thin command over :mod:`flask_indexnow.sitemap`)."""
+"""``flask indexnow submit-sitemap`` (queue a sitemap's URLs) and ``flask indexnow sitemap`` (write the served one).
+
+Thin commands over :mod:`flask_indexnow.sitemap` and :mod:`flask_indexnow.sitemap.files`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import click
 
 from ..safetext import safe_text
 from ..sitemap import SitemapResult, parse_since, submit_sitemap
+from ..sitemap.files import write_sitemap_files
 from ..state import get_state
 from .common import command, friendly_errors
 
@@ -67,3 +71,18 @@ def summary_lines(result: SitemapResult, filtered: bool) -> list[str]:
     if result.rejected_count > SHOWN_REJECTED:
         lines.append(f"  … and {result.rejected_count - SHOWN_REJECTED} more rejected")
     return lines
+
+
+@command("sitemap")
+@click.option("--host", default=None, metavar="HOST",
+              help="The site whose sitemap to write (default: the host of INDEXNOW_BASE_URL, or the only allowed host).")
+@click.option("--output", default="sitemap.xml", show_default=True, metavar="FILE",
+              help="Where to write it (.xml, or .xml.gz compressed); parts of a large one go beside it as NAME-N.xml.")
+@friendly_errors
+def sitemap_command(host: str | None, output: str) -> None:
+    """Write the sitemap the extension serves (INDEXNOW_SITEMAP_URL) to files, for a site of static files."""
+    written = write_sitemap_files(get_state(), host, output)
+    parts = f" in {len(written.files) - 1} parts and an index" if len(written.files) > 1 else ""
+    click.echo(f"Wrote the sitemap of {written.host}: {written.count} URL(s){parts}")
+    for path in written.files:
+        click.echo(f"  {path}")

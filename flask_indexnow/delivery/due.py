@@ -21,6 +21,7 @@ worker) it is published at once. Every cache call goes through the breaker
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -136,13 +137,17 @@ def forget(state: IndexNowState) -> None:
 
 
 def _stamp(value: Any) -> float | None:
-    """A cached time as a number; None when missing or unreadable (a foreign value)."""
+    """A cached time as a number; None when missing or unreadable (a foreign value).
+
+    ``nan`` or ``inf`` would read as "idle for ever": no tick would look at the queue again.
+    """
     if value is None or isinstance(value, bool):
         return None
     try:
-        return float(value)
+        stamp = float(value)
     except (TypeError, ValueError):
         return None
+    return stamp if math.isfinite(stamp) else None
 
 
 def _ttl(stamp: float) -> int:

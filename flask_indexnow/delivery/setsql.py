@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from ..clock import as_utc
 from ..retry import gives_up
-from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
+from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, quoted_table
 
 #: The dialects with a set-based path; others use the portable SQLAlchemy one.
 SUPPORTED = ("postgresql", "sqlite", "mysql")
@@ -200,7 +200,7 @@ def _urls_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, joined
     The first five parameters are the action, the due time, created/updated
     and the engine; then the rows' values.
     """
-    q = sa_dialect.identifier_preparer.format_table(table)
+    q = quoted_table(sa_dialect, table)
     p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
     if dialect == "postgresql":
         arrays = ", ".join(f"string_to_array({p}, E'\\x1f')" if text else f"{p}::text[]" for text in joined)
@@ -256,8 +256,7 @@ def _upsert_sql(sa_dialect: Any, table: sa.Table, dialect: str, count: int, join
     PostgreSQL takes one parameter per column, whatever the count: ``joined``
     says which of the first five are joined text rather than arrays.
     """
-    prep = sa_dialect.identifier_preparer
-    q = prep.format_table(table)
+    q = quoted_table(sa_dialect, table)
     p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
     row = f"({p}, {p}, {p}, {p}, 'pending', 0, {p}, NULL, NULL, {p}, NULL, NULL, {p}, {p}, {p})"
     if dialect == "mysql":
@@ -356,7 +355,7 @@ def finish_batch(
     for name in ("now", "retry_at"):
         if values.get(name) is not None:
             values[name] = driver_time(dialect, values[name])
-    statements = _finish_sql(queue, history, dialect, success)
+    statements = _finish_sql(connection.dialect, queue, history, dialect, success)
     owned: set[int] | None
     if dialect == "mysql":
         # No INSERT … SELECT here: it holds the table's AUTO-INC lock while it
@@ -376,7 +375,7 @@ def finish_batch(
         owned = None
         if connection.execute(copied, values).rowcount != len(rows):
             # SQLite: this transaction is the only writer, so this read is exact.
-            owned = set(connection.execute(_owned_sql(queue), values).scalars())
+            owned = set(connection.execute(_owned_sql(connection.dialect, queue), values).scalars())
         connection.execute(change, values)
     if owned is not None:  # rows whose claim was taken meanwhile: their attempt is history too
         insert_history(connection, history, [row for row in rows if row.id not in owned], values)
@@ -394,6 +393,7 @@ def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], valu
     common = (values["http"], values["error"])
     engine_url = values.get("engine_url")
     p = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    h = quoted_table(connection.dialect, history)
     for part in chunks(rows, ROWS_PER_STATEMENT):
         params: list[Any] = []
         for row in part:
@@ -402,7 +402,7 @@ def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], valu
             params += (row.host, row.url, row.action, status, *common, attempts, values["now"], engine_url)
         placeholders = ", ".join([f"({', '.join([p] * 9)})"] * len(part))
         connection.exec_driver_sql(
-            f"INSERT INTO {history.name} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
+            f"INSERT INTO {h} ({_HISTORY_COLUMNS}) VALUES {placeholders}", tuple(params)
         )
 
 
@@ -411,13 +411,14 @@ _GIVES_UP = "attempts + 1 >= :limit"
 
 
 @functools.lru_cache(maxsize=64)
-def _owned_sql(queue: sa.Table) -> sa.TextClause:
-    return sa.text(f"SELECT id FROM {queue.name} WHERE {_BATCH}")
+def _owned_sql(sa_dialect: Any, queue: sa.Table) -> sa.TextClause:
+    return sa.text(f"SELECT id FROM {quoted_table(sa_dialect, queue)} WHERE {_BATCH}")
 
 
 @functools.lru_cache(maxsize=64)
-def _finish_sql(queue: sa.Table, history: sa.Table, dialect: str, success: bool) -> tuple[sa.TextClause, ...]:
-    q, h = queue.name, history.name
+def _finish_sql(sa_dialect: Any, queue: sa.Table, history: sa.Table, dialect: str,
+                success: bool) -> tuple[sa.TextClause, ...]:
+    q, h = quoted_table(sa_dialect, queue), quoted_table(sa_dialect, history)
 
     def cast(name: str, sql_type: str) -> str:
         # PostgreSQL cannot infer a parameter's type in a SELECT list; the others need no cast.

@@ -11,12 +11,13 @@ import logging
 import random
 import time
 
-from flask import Flask, Response, g
+from flask import Flask, Response, g, request
 
 from .. import clock
 from ..missing import is_missing_table, missing_tables_message
 from ..scheduling import ensure_builtin_schedules
 from ..state import IndexNowState, current_app_object, get_state
+from ..verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
 from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
@@ -34,6 +35,8 @@ def schedule_after_response(response: Response) -> Response:
     cache by the tick, after the response.
     """
 
+    if request.environ.get(VERIFY_ENVIRON_KEY):  # the extension asking for a page (INDEXNOW_VERIFY): no tick
+        return response
     app: Flask = current_app_object()
     state = get_state(app)
     if not state.settings.enabled or g.get(_SCHEDULED_FLAG):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import operator
 import secrets
 import time
@@ -31,8 +32,10 @@ from ..checks import cache_is_shared
 from ..claims import Bind
 from ..keys.rules import key_for, key_problem
 from ..models import url_hash
+from ..sitemap.changes import changes_of, record_changes, records_changes
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
+from ..verify.screen import screen
 from . import due, passlog
 from .breaker import CacheUnavailable
 from .budget import take as take_budget
@@ -52,6 +55,9 @@ logger = logging.getLogger(__name__)
 #: what is left is failed as it stands.
 SPLIT_REQUEST_BUDGET = 32
 _PAUSE_KEY = "indexnow_endpoint_paused:"
+#: Seconds a cached pause may lie beyond the longest one a process writes (clocks of
+#: several machines differ a little).
+_PAUSE_SLACK = 300
 #: What the pause log line adds when the pause is not shared (see :func:`pause_endpoint`).
 _PAUSE_NOT_SHARED = "; other processes do not share the pause without a shared cache such as RedisCache"
 #: Seconds of the tick's budget a POST needs at least to be started: with less
@@ -78,6 +84,8 @@ class PassResult:
     dry_run: int = 0
     requests: int = 0
     released: int = 0
+    #: Rows not sent because their page is not indexable (INDEXNOW_VERIFY).
+    skipped: int = 0
     skipped_reason: str | None = None
     paused_until: datetime | None = None
 
@@ -96,11 +104,13 @@ class PassResult:
         )
         if self.dry_run:
             text += f", dry run {self.dry_run}"
+        if self.skipped:
+            text += f", skipped {self.skipped} (not indexable)"
         return text
 
 
 #: A claimed row as the database returned it (a SQLAlchemy ``Row``, no object per row):
-#: ``id``, ``host``, ``url``, ``action``, ``attempts``, ``fingerprint``.
+#: ``id``, ``host``, ``url``, ``action``, ``attempts``, ``fingerprint``, ``engine``, ``url_hash``, ``updated_at``.
 Claimed: TypeAlias = "sa.Row[Any]"
 
 
@@ -138,6 +148,10 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
             result.reset_stale = _sweep_if_due(state, connection, now)
             rows = claim(state, connection, limit, now, token)
             result.claimed = len(rows)
+            if rows and state.settings.verify:  # INDEXNOW_VERIFY: only indexable pages go on (verify/screen.py)
+                rows, screened = screen(state, connection, token, rows, deadline)
+                result.skipped, result.released = screened.skipped, screened.released
+                result.retried, result.failed = screened.retried, screened.failed
             if rows:
                 _deliver_all(state, connection, token, rows, result, now, deadline)
             next_stamp = _next_due(state, connection, now, drained=result.claimed < limit)
@@ -177,8 +191,12 @@ def _deliver_all(state: IndexNowState, connection: sa.Connection, token: str, ro
 
 
 def _unclaimed(now: datetime) -> dict[str, Any]:
-    """The values that give a claimed row back to ``pending``, attempts untouched."""
-    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": now}
+    """The values that give a claimed row back to ``pending``, attempts untouched.
+
+    ``updated_at`` stays the time of the row's event: giving a row back is no
+    change of its page (see :func:`claims.keep_stamp`).
+    """
+    return {"status": "pending", "claimed_at": None, "claim_token": None, "updated_at": sa.column("updated_at")}
 
 
 def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool) -> float | None:
@@ -231,7 +249,8 @@ def claim(state: IndexNowState, bind: Bind, limit: int, now: datetime, token: st
     """Step 2: atomically mark up to ``limit`` due rows as ours (:func:`claims.claim`); returns them by id."""
     queue = state.models.queue
     c = queue.c
-    rows = claims.claim(bind, queue, (c.id, c.host, c.url, c.action, c.attempts, c.fingerprint, c.engine),
+    rows = claims.claim(bind, queue, (c.id, c.host, c.url, c.action, c.attempts, c.fingerprint, c.engine,
+                                      c.url_hash, c.updated_at),
                         limit=limit, now=now, token=token)
     rows.sort(key=_row_id)  # batches are id ranges of one host (see setsql.finish_batch)
     return rows
@@ -414,6 +433,8 @@ def finish(
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
         owned = finish_batch(connection, queue, history, params, rows, success=success)
+        if records_changes(state):  # the sitemap's lastmod, whatever the answer: the change did happen
+            record_changes(connection, models.url_state, changes_of(rows))
         if success:
             if not settings.dry_run:
                 _update_ledger(state, connection, rows, now)
@@ -454,7 +475,8 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
     this, a page deleted and then republished unchanged would never be
     submitted again.)
     """
-    record_all = state.settings.resubmit_interval > 0
+    # With INDEXNOW_VERIFY every delivery is recorded: a page delivered before is withdrawn once it stops being indexable.
+    record_all = state.settings.resubmit_interval > 0 or state.settings.verify is not None
     if not (record_all or any(r.fingerprint for r in rows)
             or any(a.fingerprint for a in state.extension.adapters.values())):
         return  # this app keeps no ledger: nothing to record, nothing to clear
@@ -466,11 +488,16 @@ def _update_ledger(state: IndexNowState, connection: Any, rows: list[Claimed], n
         }
         for r in rows
     }
+    columns: tuple[str, ...] = ("fingerprint", "last_success_at")
+    if state.settings.verify is not None:  # a delivered delete withdraws the page (verify/screen.py); an update ends that
+        columns += ("withdrawn_at",)
+        for r in rows:
+            entries[(r.host, r.url)]["withdrawn_at"] = now if r.action == "delete" else None
     written = sorted(
         (e for e in entries.values() if record_all or e["fingerprint"]), key=lambda e: (e["url_hash"], e["host"])
     )
     for chunk in chunks(written, ROWS_PER_STATEMENT):
-        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=("fingerprint", "last_success_at"))
+        upsert(connection, ledger, chunk, keys=("url_hash", "host"), update=columns)
     forgotten = sorted(e["url_hash"] for e in entries.values() if not (record_all or e["fingerprint"]))
     if forgotten and connection.execute(sa.select(ledger.c.id).limit(1)).first() is not None:
         for part in chunks(forgotten, ROWS_PER_STATEMENT):
@@ -548,16 +575,28 @@ def endpoint_paused_until(state: IndexNowState, *, engine: str | None = None) ->
 
 
 def _read_pause(state: IndexNowState, value: Any) -> tuple[float, int] | None:
-    """The cached pause: "until:status" (a bare number, as older versions wrote it, is a 429)."""
+    """The cached pause: "until:status" (a bare number, as older versions wrote it, is a 429).
+
+    The cache is shared and outlives versions, so what it holds is checked
+    like input: a time that is not finite (``inf``, ``nan``, ``1e300``) would
+    crash every pass and the status page, and one beyond the longest pause
+    this process could have written (:func:`retry.retry_at`'s cap, or
+    INDEXNOW_RETRY_DELAY when longer) would stop sending for centuries. Such a
+    value is ignored, logged once a minute at most.
+    """
     if value is None:
         return None
     try:
-        until, _, status = str(value).partition(":")
-        return float(until), int(status or 429)
+        text, _, code = str(value).partition(":")
+        until, status = float(text), int(code or 429)
     except ValueError:
+        until, status = math.nan, 0
+    longest = max(retry.MAX_RETRY_AFTER, state.settings.retry_delay) + _PAUSE_SLACK
+    if not (math.isfinite(until) and until <= clock.utcnow().timestamp() + longest and 100 <= status <= 599):
         state.quiet_log.log("pause-unreadable", logging.WARNING,
                             "IndexNow: ignoring an unreadable endpoint pause in the cache: %r", value)
         return None
+    return until, status
 
 
 def _pause_key(state: IndexNowState) -> str:

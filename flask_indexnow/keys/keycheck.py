@@ -35,7 +35,7 @@ from .rules import key_for, key_location, key_problem
 MAX_BODY = 4096
 #: Hosts the default list (queue, history, settings) holds at most.
 MAX_HOSTS = 1000
-_HOST_RE = re.compile(r"^(\[[0-9a-f:.%]+\]|[a-z0-9_.-]+)(:\d{1,5})?$")
+_HOST_RE = re.compile(r"(\[[0-9a-f:.%]+\]|[a-z0-9_.-]+)(:\d{1,5})?")
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -75,7 +75,7 @@ def normalise_host(text: str) -> str:
     if "://" in text:
         text = urlsplit(text).netloc
     host = text.lower().rstrip(".")
-    if not _HOST_RE.match(host):
+    if not _HOST_RE.fullmatch(host):
         raise InvalidURLError(f"{text!r} is not a host name")
     return host
 

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config import Settings
 
-_KEY_RE = re.compile(r"^[A-Za-z0-9-]{8,128}$")
+_KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
 def key_problem(key: Any) -> str | None:
     """Why ``key`` cannot be used as an IndexNow key, or None when it can."""
     if key is None or key == "":
         return "INDEXNOW_KEY is not set (run `flask indexnow key generate`)"
-    if not isinstance(key, str) or not _KEY_RE.match(key):
+    if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
         return "INDEXNOW_KEY must be 8-128 characters of a-z, A-Z, 0-9 and '-'"
     return None
 

@@ -21,9 +21,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from .intervals import MAX_EXPRESSION_LENGTH
+
 #: Hashed (``H``) and random (``R``) fields would differ between processes.
 _NON_DETERMINISTIC = re.compile(r"(?:^|[,/-])[hr]", re.IGNORECASE)
-_FIELD = re.compile(r"^[0-9a-z*/,#?-]+$", re.IGNORECASE)
+_FIELD = re.compile(r"[0-9a-z*/,#?-]+", re.IGNORECASE)
 #: Largest daylight-saving shift looked around when matching wall times.
 _SHIFT = timedelta(hours=3)
 
@@ -59,9 +61,11 @@ class Cron:
                 "(minute hour day-of-month month day-of-week), e.g. '0 3 * * *'"
             )
         for field in fields:
-            if not _FIELD.match(field) or _NON_DETERMINISTIC.search(field):
+            if not _FIELD.fullmatch(field) or _NON_DETERMINISTIC.search(field):
                 raise ValueError(f"invalid cron expression {expression!r}: field {field!r} is not supported")
         normalised = " ".join(fields)
+        if len(normalised) > MAX_EXPRESSION_LENGTH:  # the schedule table's expression column
+            raise ValueError(f"invalid cron expression {expression[:40]!r}…: it is longer than {MAX_EXPRESSION_LENGTH} characters")
         if not croniter.is_valid(normalised):
             raise ValueError(f"invalid cron expression {expression!r}")
         zone = load_timezone(timezone_name)

@@ -38,6 +38,8 @@ _TERM = re.compile(r"\+?\s*(\d{1,7})\s*([a-z]+)")
 #: An average Gregorian month, only used to estimate how many steps to skip.
 _AVERAGE_MONTH = 30.436875 * 86400
 _MAX_SECONDS = 100 * 365.2425 * 86400
+#: Longest interval or cron expression (its whitespace tidied) the schedule table's column holds.
+MAX_EXPRESSION_LENGTH = 255
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def parse_interval(expression: str) -> Interval:
     if not isinstance(expression, str):
         raise ValueError(f"an interval must be a string such as '1 hour', got {expression!r}")
     text = expression.strip().lower()
+    if len(text) > MAX_EXPRESSION_LENGTH:  # the schedule table's expression column
+        raise ValueError(_bad(expression[:40] + "…", f"it is longer than {MAX_EXPRESSION_LENGTH} characters"))
     position = 0
     months = seconds = 0
     seen: set[str] = set()

@@ -16,12 +16,16 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..config import MAXIMA
 from ..state import IndexNowState
 
 logger = logging.getLogger(__name__)
 
 #: Rows deleted per transaction.
 CHUNK = 1000
+#: The longest retention ``days`` may ask for: INDEXNOW_HISTORY_RETENTION_DAYS's own bound (a
+#: cutoff millions of days back is before year 1, and the date arithmetic fails).
+MAX_DAYS = int(MAXIMA["INDEXNOW_HISTORY_RETENTION_DAYS"][0])
 
 
 @dataclass
@@ -42,8 +46,8 @@ def prune_history(state: IndexNowState, days: int | None = None, *, chunk: int =
         days = state.settings.history_retention_days
     if days is None:
         return PruneResult()
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise ValueError(f"days must be a whole number of at least 1, got {days!r}")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        raise ValueError(f"days must be a whole number from 1 to {MAX_DAYS}, got {days!r}")
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1, got {chunk!r}")
     cutoff = clock.utcnow() - timedelta(days=days)

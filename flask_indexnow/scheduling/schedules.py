@@ -25,6 +25,13 @@ from .intervals import parse_interval
 #: Longest handler and queue names the tables hold.
 HANDLER_MAX = 191
 QUEUE_MAX = 100
+#: Characters no name may hold: PostgreSQL refuses NUL in text, and the others
+#: would make a name that logs and the status page cannot show.
+_CONTROL = frozenset(map(chr, [*range(0x20), 0x7F]))
+
+
+def _has_control(text: str) -> bool:
+    return not _CONTROL.isdisjoint(text)
 
 
 class OverlapPolicy(str, enum.Enum):
@@ -98,19 +105,24 @@ class ScheduleInfo(ScheduleSpec):
 def check_handler(handler: object) -> str:
     if not isinstance(handler, str) or not handler.strip() or len(handler.strip()) > HANDLER_MAX:
         raise ValueError(f"a schedule needs a handler name of 1-{HANDLER_MAX} characters, got {handler!r}")
+    if _has_control(handler.strip()):
+        raise ValueError(f"a handler name must not hold control characters (NUL, newline …), got {handler!r}")
     return handler.strip()
 
 
 def check_queue(queue: object) -> str:
     if not isinstance(queue, str) or not queue.strip() or len(queue.strip()) > QUEUE_MAX:
         raise ValueError(f"a queue name must be 1-{QUEUE_MAX} characters, got {queue!r}")
+    if _has_control(queue.strip()):
+        raise ValueError(f"a queue name must not hold control characters (NUL, newline …), got {queue!r}")
     return queue.strip()
 
 
 def check_payload(payload: Any) -> Any:
-    """Payloads are stored as JSON: refuse at once what JSON cannot hold."""
+    """Payloads are stored as JSON: refuse at once what JSON cannot hold (NaN and Infinity are not JSON:
+    PostgreSQL refuses them, and other readers of the column would too)."""
     try:
-        json.dumps(payload)
+        json.dumps(payload, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the payload must be JSON-serialisable: {exc}") from None
     return payload

@@ -13,9 +13,9 @@ from datetime import date, datetime, timedelta, timezone
 from .. import clock
 
 _W3C_RE = re.compile(
-    r"^(?P<y>\d{4})(?:-(?P<m>\d{2})(?:-(?P<d>\d{2})"
+    r"(?P<y>\d{4})(?:-(?P<m>\d{2})(?:-(?P<d>\d{2})"
     r"(?:[Tt ](?P<H>\d{2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d{1,9}))?)?"
-    r"(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?)?)?$"
+    r"(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?)?)?"
 )
 
 
@@ -27,7 +27,7 @@ def parse_w3c_datetime(text: str) -> tuple[datetime, datetime] | None:
     not such a value. A time without a zone is taken as UTC, as everywhere
     in the extension; a space may stand for the ``T``.
     """
-    match = _W3C_RE.match(text.strip())
+    match = _W3C_RE.fullmatch(text.strip())
     if not match:
         return None
     g = match.groupdict()

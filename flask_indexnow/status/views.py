@@ -12,6 +12,7 @@ from flask.typing import ResponseReturnValue
 
 from .. import queue
 from ..delivery import worker
+from ..sitemap.cache import summary as sitemap_summary
 from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
@@ -85,6 +86,7 @@ def index() -> ResponseReturnValue:
         csrf_field=csrf.FIELD,
         host_csrf=csrf.host_field(),
         settings=state.settings,
+        sitemap=sitemap_summary(state),
     )
 
 

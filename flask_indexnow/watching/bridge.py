@@ -34,7 +34,7 @@ from ..signals import send_signal
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 from .before import Shadows
-from .events import Adapter, find_adapter
+from .events import Adapter, EventError, find_adapter, related_list
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,9 @@ def _related(state: IndexNowState, adapter: Adapter, target: Any, obj: Any) -> l
     if adapter.related is None:
         return []
     try:
-        return [u for u in (baseurl.call(state.settings.base_url, adapter.related, target) or ()) if u]
+        return related_list(baseurl.call(state.settings.base_url, adapter.related, target))
+    except EventError as exc:
+        logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(obj), _first_line(exc))
     except (BuildError, RuntimeError) as exc:
         logger.warning("IndexNow: related pages of %s skipped: a URL could not be built: %s",
                        skipped.describe(obj), _first_line(exc))

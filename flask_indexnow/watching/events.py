@@ -20,6 +20,7 @@ from flask import Flask, has_app_context
 from werkzeug.routing import BuildError
 
 from .. import signals
+from ..clock import as_utc
 from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
 from ..queue import Entry, after_write, make_entry, write_entries
@@ -43,6 +44,10 @@ class Adapter:
     related: Callable[[Any], Iterable[str] | None] | None = None
     #: With ``watch(fields=…)``: the attributes whose change is a content change.
     fields: frozenset[str] | None = None
+    #: ``watch(sitemap=False)``: the model's URLs are left out of the served sitemap.
+    sitemap: bool = True
+    #: ``watch(lastmod=…)``: the sitemap's lastmod of a resource (else the last change seen).
+    lastmod: Callable[[Any], datetime | date | None] | None = None
 
     def is_published(self, resource: Any) -> bool:
         return True if self.published is None else bool(self.published(resource))
@@ -53,6 +58,17 @@ class Adapter:
     def is_live(self, resource: Any) -> bool:
         published = self.is_published(resource)
         return live(published, self.is_deleted(resource))
+
+    def is_due(self, resource: Any, now: datetime) -> bool:
+        """Live and not waiting for its publication time: an ``update`` of it would be sent now.
+
+        What the sitemap lists (the queue holds the row of a future
+        ``published_at`` until then, see ``queue._due``).
+        """
+        if not self.is_live(resource):
+            return False
+        when = self.published_at(resource) if self.published_at is not None else None
+        return when is None or as_utc(when) <= now
 
 
 def live(published: bool | None, deleted: bool | None) -> bool:
@@ -124,13 +140,23 @@ def related_urls(state: IndexNowState, adapter: Adapter | None, resource: Any,
     if adapter is None or resource is None or adapter.related is None:
         return ()
     try:
-        return tuple(u for u in (baseurl.call(state.settings.base_url, adapter.related, resource) or ()) if u)
+        return tuple(related_list(baseurl.call(state.settings.base_url, adapter.related, resource)))
     except Exception as exc:  # the resource's own URL still goes out
-        traceback = not isinstance(exc, (BuildError, RuntimeError))
+        traceback = not isinstance(exc, (BuildError, RuntimeError, EventError))
         logger.warning("IndexNow: related pages of %s skipped: %s", skipped.describe(resource), _first_line(exc),
                        exc_info=traceback)
         skipped.record(state)
         return ()
+
+
+def related_list(found: Any) -> list[str]:
+    """What a ``related=`` function returned, as its URLs; EventError for a single string.
+
+    A str is iterable: it would be read as one-character "URLs", each refused.
+    """
+    if isinstance(found, (str, bytes)):
+        raise EventError(f"related= must return a list of URLs, got a single {type(found).__name__} {found!r}")
+    return [u for u in (found or ()) if u]
 
 
 def _flag(kwargs: dict[str, Any], name: str) -> bool | None:

@@ -99,7 +99,8 @@ def test_a_delivered_url_shows_the_ledger_and_the_resubmit_hold(make_app, endpoi
         clock.advance(600)
         found = explain_url(app.extensions["indexnow"], "https://example.com/a")
     assert found.queue is None and [h["status"] for h in found.history] == ["success"]
-    assert found.ledger == {"fingerprint": None, "last_success_at": delivered_at}
+    assert found.ledger == {"fingerprint": None, "last_success_at": delivered_at,
+                            "verdict": None, "verified_at": None, "withdrawn_at": None}  # (no INDEXNOW_VERIFY)
     assert found.resubmit_held_until == delivered_at + timedelta(seconds=3600)
     text = run(app, "https://example.com/a").output
     assert "Ledger: fingerprint (none), last delivered" in text and "(10 min ago)" in text

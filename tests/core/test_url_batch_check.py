@@ -11,19 +11,28 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from flask_indexnow import InvalidURLError
-from flask_indexnow.urls import _NORMAL_RE, MAX_URL_LENGTH, _judge_host, check_url, check_urls
+from flask_indexnow.urls import (
+    _NORMAL_RE,
+    KEEP_ALL_PARAMS,
+    MAX_URL_LENGTH,
+    QueryFilter,
+    _judge_host,
+    check_url,
+    check_urls,
+)
 
-from .test_url_fastpath import ascii_name, common, fastish, printable, url
+from .test_url_fastpath import NAMES_ONLY, TRACKING, ascii_name, common, fastish, printable, query_heavy, url
 
 
-def one_by_one(values: list[object], allowed: frozenset[str] | None) -> tuple[list[str], list[str], list[object]]:
+def one_by_one(values: list[object], allowed: frozenset[str] | None,
+               strip: QueryFilter = KEEP_ALL_PARAMS) -> tuple[list[str], list[str], list[object]]:
     """``check_urls``'s answer built from ``check_url``, the reference."""
     good: list[str] = []
     hosts: list[str] = []
     refused: list[object] = []
     for value in values:
         try:
-            checked = check_url(value, allowed)
+            checked = check_url(value, allowed, strip)
         except InvalidURLError as exc:
             refused.append((str(value), str(exc)))
         else:
@@ -52,6 +61,17 @@ allow_lists = st.sampled_from([None, frozenset(), frozenset({"example.com", "www
 def test_check_urls_equals_check_url_one_by_one(values: list[object], allowed: frozenset[str] | None) -> None:
     good, hosts, refused = check_urls(values, allowed)
     assert (good, hosts, refused) == one_by_one(values, allowed)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(normal, normal, query_heavy, fastish, url(), common, st.integers()), max_size=12),
+       allow_lists, st.sampled_from([TRACKING, NAMES_ONLY, KEEP_ALL_PARAMS]))
+@example(["https://example.com/a?utm_source=x", "https://example.com/a", "https://example.com/a?p=1&gclid=2"],
+         None, TRACKING)
+@example(["https://example.com/%7Ea", "https://example.com/~a"], None, KEEP_ALL_PARAMS)
+def test_check_urls_equals_check_url_one_by_one_with_a_parameter_filter(
+        values: list[object], allowed: frozenset[str] | None, strip: QueryFilter) -> None:
+    assert check_urls(values, allowed, strip) == one_by_one(values, allowed, strip)
 
 
 def test_the_short_cut_takes_the_common_urls() -> None:

@@ -16,27 +16,33 @@ from hypothesis import strategies as st
 
 from flask_indexnow import InvalidURLError
 from flask_indexnow.urls import (
+    KEEP_ALL_PARAMS,
     MAX_INPUT_LENGTH,
     MAX_URL_LENGTH,
+    QueryFilter,
     _fast_check,
     _full_check,
     check_url,
 )
 
+#: INDEXNOW_STRIP_QUERY_PARAMS's default, and a filter of names only.
+TRACKING = QueryFilter(("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"))
+NAMES_ONLY = QueryFilter(("ref", "a"))
 
-def outcome(function, url: str) -> tuple[str, object]:
+
+def outcome(function, url: str, strip: QueryFilter = KEEP_ALL_PARAMS) -> tuple[str, object]:
     try:
-        return ("ok", tuple(function(url)))
+        return ("ok", tuple(function(url, strip)))
     except InvalidURLError as exc:
         return ("refused", str(exc))
 
 
-def assert_same(url: str) -> None:
-    fast = _fast_check(url)
-    full = outcome(_full_check, url)
+def assert_same(url: str, strip: QueryFilter = KEEP_ALL_PARAMS) -> None:
+    fast = _fast_check(url, strip)
+    full = outcome(_full_check, url, strip)
     if fast is not None:
         assert full == ("ok", tuple(fast)), f"the fast path accepted {url!r} as {fast}, the full check says {full}"
-    assert outcome(check_url, url) == full
+    assert outcome(lambda u, f: check_url(u, None, f), url, strip) == full
 
 
 # -- hosts ---------------------------------------------------------------------
@@ -94,7 +100,9 @@ port = st.one_of(st.just(""), st.just(""), st.integers(0, 70000).map(lambda p: f
                  st.sampled_from([":", ":0", ":080", ":00443", ":65535", ":65536", ":\uff18\uff10", ":+1", ":-1",
                                   ":1_0", ": 80"]))
 path_char = st.one_of(
-    st.sampled_from(list("abcXYZ019-._~!$&'()*+,;=:@/%?#\\ \"<>^`{|}") + ["%2F", "%00", "%zz", "%", "\t", "\x7f"]),
+    st.sampled_from(list("abcXYZ019-._~!$&'()*+,;=:@/%?#\\ \"<>^`{|}") + ["%2F", "%00", "%zz", "%", "\t", "\x7f",
+                     "%7E", "%7e", "%41", "%2f", "%C3%A9", "%c3%a9", "%%41", "%4", "\u200e", "\u202e", "\u0085",
+                     "utm_source=x", "&utm_id", "gclid=1&", "?_ga=2", "&ref=3", "a=", ":443", ":80"]),
     st.characters(codec="utf-8", exclude_categories=("Cs",)),
 )
 rest = st.lists(path_char, max_size=30).map("".join)
@@ -122,7 +130,8 @@ common = st.builds(
     st.sampled_from(["example.com", "example.org", "b\u00fccher.example", "xn--bcher-kva.example", "8.8.8.8"]),
     st.sampled_from(["", ":8443", ":443", ":0", ":080", ":65536", ":"]),
     st.from_regex(r"[a-z0-9/._%-]{0,30}", fullmatch=True),
-    st.sampled_from(["", "?", "?page=2", "?a=1&b=%20", "??"]),
+    st.sampled_from(["", "?", "?page=2", "?a=1&b=%20", "??", "?utm_source=a&page=2", "?utm_source=a", "?%75tm_x=1",
+                     "?gclid=&&a=1", "?ref=1&utm_medium=%7e"]),
     st.sampled_from(["", "#", "#top", "#\u00e9"]),
 )
 
@@ -167,11 +176,36 @@ def test_fast_path_equals_the_full_check(value: str) -> None:
     assert_same(value)
 
 
+#: Queries made of parameters the filters drop and keep, escaped or not.
+param = st.sampled_from(["utm_source=x", "utm_=", "utm", "gclid", "gclid=1", "_ga=2", "_gac=3", "ref=1", "a=%7e",
+                         "%75tm_medium=m", "b=%41", "", "c=1=2", "fbclid=%zz", "msclkid=\u00e9", "mc_cid=1"])
+query_heavy = st.builds(
+    lambda sch, h, p, path, params, frag: f"{sch}{h}{p}{path}?{'&'.join(params)}{frag}",
+    st.sampled_from(["https://", "http://"]),
+    st.sampled_from(["example.com", "www.example.org", "b\u00fccher.example", "8.8.8.8"]),
+    st.sampled_from(["", ":443", ":80", ":8080"]),
+    st.sampled_from(["", "/", "/a", "/%7Ea", "/caf\u00e9", "/utm_source=1"]),
+    st.lists(param, max_size=6),
+    st.sampled_from(["", "#utm_source=x"]),
+)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(query_heavy, query_heavy, fastish, url(), common), st.sampled_from([TRACKING, NAMES_ONLY]))
+@example("https://example.com/?utm_source=x", TRACKING)
+@example("https://example.com:443/a?%75tm_source=x&b=1", TRACKING)
+@example("https://example.com/a?ref=1&&ref", NAMES_ONLY)
+def test_fast_path_equals_the_full_check_with_a_parameter_filter(value: str, strip: QueryFilter) -> None:
+    assert_same(value, strip)
+
+
 def test_the_fast_path_takes_the_common_urls() -> None:
     """Otherwise the property above would prove nothing about it."""
     for value in ["https://www.example.com/articles/1?page=2", "http://example.org", "https://Example.COM:8443/a#b",
-                  "https://r4---sn-x.example.com/x/y.html", "https://example.com/%7Euser/?q=%20"]:
+                  "https://r4---sn-x.example.com/x/y.html", "https://example.com/%7Euser/?q=%20",
+                  "https://example.com:443/a", "https://example.com/a?utm_source=x&p=1"]:
         assert _fast_check(value) is not None, value
+        assert _fast_check(value, TRACKING) is not None, value
     for value in ["https://b\u00fccher.example/", "https://xn--bcher-kva.example/", "https://8.8.8.8/",
                   "https://[2606:4700:4700::1111]/", "HTTPS://example.com/", "https://example.com./",
                   "https://example.com/p?", "https://a.localhost/", " https://example.com/"]:
@@ -186,4 +220,4 @@ def test_allow_list_refusals_are_the_same_on_both_paths(allowed) -> None:
             with pytest.raises(InvalidURLError):
                 check_url(value, allowed)
         else:
-            assert outcome(lambda u: check_url(u, allowed), value) == expected
+            assert outcome(lambda u, f: check_url(u, allowed, f), value) == expected

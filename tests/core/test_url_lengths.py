@@ -53,9 +53,12 @@ def test_the_host_is_stored_and_measured_in_ascii() -> None:
     assert checked.url == f"https://{SOFT_ASCII_HOST}/page"
 
 
-def test_unicode_path_counts_in_characters_as_the_columns_do() -> None:
-    url = "https://example.com/" + "\u00e9" * (MAX_URL_LENGTH - len("https://example.com/"))
-    assert check_url(url).url == url
+def test_unicode_path_counts_in_its_stored_percent_encoded_form() -> None:
+    """SPEC §13: non-ASCII is stored percent-encoded ("é" is "%C3%A9"), so the limit applies to that form."""
+    room = MAX_URL_LENGTH - len("https://example.com/")
+    url = "https://example.com/" + "\u00e9" * (room // 6) + "a" * (room % 6)
+    assert check_url(url).url == "https://example.com/" + "%C3%A9" * (room // 6) + "a" * (room % 6)
+    assert len(check_url(url).url) == MAX_URL_LENGTH
     with pytest.raises(InvalidURLError, match="longer than"):
         check_url(url + "\u00e9")
 

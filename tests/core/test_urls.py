@@ -20,7 +20,8 @@ from flask_indexnow.urls import MAX_URL_LENGTH, check_url
         ("https://www.example.com./x", "https://www.example.com/x", "www.example.com"),
         ("https://8.8.8.8/x", "https://8.8.8.8/x", "8.8.8.8"),
         ("https://[2606:4700:4700::1111]/", "https://[2606:4700:4700::1111]/", "[2606:4700:4700::1111]"),
-        ("https://bücher.de/straße", "https://xn--bcher-kva.de/straße", "xn--bcher-kva.de"),  # SPEC §12: ASCII host
+        # SPEC §12: ASCII host; §13: non-ASCII path percent-encoded as UTF-8
+        ("https://bücher.de/straße", "https://xn--bcher-kva.de/stra%C3%9Fe", "xn--bcher-kva.de"),
         ("https://xn--bcher-kva.de/", "https://xn--bcher-kva.de/", "xn--bcher-kva.de"),
     ],
 )

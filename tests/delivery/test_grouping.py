@@ -78,12 +78,13 @@ def test_key_location_without_placeholders_is_used_as_is(make_app, endpoint, clo
 
 
 def test_unicode_urls_are_sent_as_utf8_json(make_app, endpoint, clock):
+    """SPEC §13: a non-ASCII path is stored and sent percent-encoded as UTF-8 (before: as raw text)."""
     app = make_app()
     with app.app_context():
         ext(app).enqueue("https://example.com/caf\u00e9/\u65e5\u672c")
         ext(app).process_queue()
     body = endpoint.received[0].body
-    assert json.loads(body.decode("utf-8"))["urlList"] == ["https://example.com/caf\u00e9/\u65e5\u672c"]
+    assert json.loads(body.decode("utf-8"))["urlList"] == ["https://example.com/caf%C3%A9/%E6%97%A5%E6%9C%AC"]
 
 
 def test_at_most_10000_urls_a_request(make_app, endpoint, clock):

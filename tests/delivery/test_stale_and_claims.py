@@ -80,7 +80,7 @@ def test_pass_result_fields(make_app, endpoint, clock):
         result = ext(app).process_queue()
     assert result.as_dict() == {
         "claimed": 6, "succeeded": 3, "retried": 1, "failed": 2, "reset_stale": 1, "dry_run": 0,
-        "requests": 5, "released": 0, "skipped_reason": None, "paused_until": None,
+        "requests": 5, "released": 0, "skipped": 0, "skipped_reason": None, "paused_until": None,
     }
     assert str(result) == "claimed 6, succeeded 3, retried 1, failed 2, stale reset 1"
 

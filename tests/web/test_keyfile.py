@@ -145,9 +145,9 @@ def test_keys_without_default_key(make_app):
 
 @pytest.mark.parametrize("host", ["[bad", "a b", "example.com:notaport", "[::1]:80", ""])
 def test_odd_host_headers_never_fail(make_app, host):
-    # Straight to the WSGI app: Werkzeug's test client before 3.0 (the floor is 2.3) fails on
+    # Straight to the WSGI app: Werkzeug's test client before 3.0 (the floor is 2.2) fails on
     # such a Host itself, building the URL for its cookie jar, before the app is called.
-    environ = EnvironBuilder(path=f"/{KEY}.txt", headers={"Host": host}).get_environ()
+    environ = EnvironBuilder(path=f"/{KEY}.txt", headers=[("Host", host)]).get_environ()
     body, status, _headers = run_wsgi_app(make_app().wsgi_app, environ, buffered=True)
     code = int(status.split()[0])
     assert code in (200, 400, 404)

@@ -42,7 +42,7 @@ def test_every_count(status_app, clock):
     data = response.get_json()
     assert data["queue"] == {"pending": 2, "processing": 1, "failed": 1, "total": 4, "due_now": 1, "waiting": 1,
                              "oldest_due_age_seconds": 600.0}
-    assert data["history_24h"] == {"success": 2, "retry": 1, "failed": 1, "dry_run": 1}
+    assert data["history_24h"] == {"success": 2, "retry": 1, "failed": 1, "dry_run": 1, "skipped": 0}
     assert data["jobs"] == {"pending": 1, "processing": 0, "completed": 0, "failed": 0, "schedules": 1,
                             "schedules_enabled": 1}
     assert data["key_states"] == {"unknown": 1, "pending": 1, "verified": 0, "rejected": 0}
@@ -101,9 +101,9 @@ def test_deliveries_per_hour_buckets(status_app, clock):
     assert buckets[0]["hour"] == "2024-03-07T15:00:00+00:00" and buckets[0]["failed"] == 1
     assert buckets[-1]["hour"] == "2024-03-10T14:00:00+00:00"
     assert buckets[-1] == {"hour": "2024-03-10T14:00:00+00:00", "success": 1, "retry": 0, "failed": 0,
-                           "dry_run": 0}
+                           "dry_run": 0, "skipped": 0}
     assert buckets[-2] == {"hour": "2024-03-10T13:00:00+00:00", "success": 1, "retry": 1, "failed": 0,
-                           "dry_run": 0}
+                           "dry_run": 0, "skipped": 0}
     assert sum(b["success"] for b in buckets) == 2  # the row from before the window is left out
     assert now.hour == 14
 
