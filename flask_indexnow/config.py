@@ -530,8 +530,10 @@ def _check_cache_type(value: Any) -> None:
         import_string(path)
     except ImportError:
         import flask_caching.backends
-
-        known = ", ".join(name for name in flask_caching.backends.__all__ if name != "BaseCache")
+        from flask_caching.backends.base import BaseCache
+        # The class names (Flask-Caching before 2.5 lists its old lower-case factory names in __all__).
+        known = ", ".join(sorted(name for name, obj in vars(flask_caching.backends).items()
+                                 if isinstance(obj, type) and issubclass(obj, BaseCache) and obj is not BaseCache))
         raise ConfigurationError(f"{key} {value!r} is no cache backend: use one of {known}, "
                                  "or the dotted path of a cache class") from None
 
