@@ -57,6 +57,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_JOB_MAX_ATTEMPTS": (3, "attempts a scheduled job gets before it is failed (at most 100)"),
     "INDEXNOW_JOB_RETRY_DELAY": (60, "seconds before a failed job is retried (doubled on each attempt; at most 86400: 1 day)"),
     "INDEXNOW_FORBIDDEN_ESCALATION": (3, "consecutive HTTP 403 answers for one host before one CRITICAL log line per streak; 0: never (at most 1000)"),
+    "INDEXNOW_METRICS_TOKEN": (None, "bearer token that lets a scraper read {prefix}/metrics (Authorization: Bearer ...); at least 16 characters; None: only the status page's users (@indexnow.status_auth)"),
     "INDEXNOW_STRIP_QUERY_PARAMS": (("utm_*", "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga"),
                                     "query parameters dropped from every URL before dedup and sending (names, or a "
                                     "name's start followed by '*'); () keeps every parameter"),
@@ -143,6 +144,7 @@ class Settings:
     endpoints: tuple[str, ...] = ()
     requests_per_minute: int | None = None
     cache_config: Mapping[str, Any] = field(default_factory=dict)
+    metrics_token: str | None = field(default=None, repr=False)
     #: INDEXNOW_STRIP_QUERY_PARAMS, ready to apply.
     strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
     #: INDEXNOW_VERIFY: None, "app" or "http".
@@ -408,6 +410,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         endpoints=endpoints,
         requests_per_minute=per_minute,
         cache_config=cache_config,
+        metrics_token=_metrics_token(config["INDEXNOW_METRICS_TOKEN"]),
         strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
         verify=_verify(config["INDEXNOW_VERIFY"]),
         **_sitemap(config),
@@ -420,6 +423,21 @@ def load_settings(config: dict[str, Any]) -> Settings:
     return settings
 
 
+#: The shortest INDEXNOW_METRICS_TOKEN: a token is a password a scraper sends.
+MIN_METRICS_TOKEN = 16
+_TOKEN_RE = re.compile(r"[\x21-\x7e]+")
+
+
+def _metrics_token(value: Any) -> str | None:
+    """INDEXNOW_METRICS_TOKEN: None, or printable ASCII without spaces (it travels in a header), 16 characters at least."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _TOKEN_RE.fullmatch(value) or len(value) < MIN_METRICS_TOKEN:
+        shown = f"a {type(value).__name__}" if not isinstance(value, str) else f"{len(value)} characters"
+        raise ConfigurationError(
+            f"INDEXNOW_METRICS_TOKEN must be None or at least {MIN_METRICS_TOKEN} printable ASCII characters "
+            f"without spaces (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe())'`), got {shown}")
+    return value
 def _verify(value: Any) -> str | None:
     """INDEXNOW_VERIFY: None, "app" or "http" (any case; surrounding blanks ignored)."""
     if value is None or value is False:

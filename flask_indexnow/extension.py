@@ -51,6 +51,8 @@ class IndexNow:
         self._cache = cache
         self.adapters: dict[type, Adapter] = {}
         self.job_handlers: dict[str, Callable[[Any], Any]] = {}
+        #: ``indexnow.schedule(...).declare()``: name → spec, written by ``scheduler.sync()``.
+        self.declared_schedules: dict[str, scheduling.ScheduleSpec] = {}
         self.status_auth_callback: Callable[[], bool] | None = None
         if app is not None:
             self.init_app(app, db=db, cache=cache)
@@ -217,13 +219,17 @@ class IndexNow:
 
     # -- schedules and jobs -------------------------------------------------------
 
-    def schedule(self, handler: str, payload: Any = None) -> scheduling.PendingSchedule:
-        """Start describing a recurring job; finish with ``.every()``/``.cron()`` … ``.save()``."""
-        return scheduling.PendingSchedule(handler, payload)
+    def schedule(self, handler: str, payload: Any = None, *, name: str | None = None) -> scheduling.PendingSchedule:
+        """Start describing a recurring job; finish with ``.every()``/``.cron()`` … ``.save()`` or ``.declare()``.
+
+        ``name`` (default: the handler) is the schedule's key, so one handler
+        can have several schedules.
+        """
+        return scheduling.PendingSchedule(handler, payload, name=name, extension=self)
 
     @property
     def scheduler(self) -> scheduling.Scheduler:
-        """The current app's schedules: ``.list()``, ``.remove(handler)``, ``.tick()``."""
+        """The current app's schedules: ``.list()``, ``.remove(name)``, ``.pause(name)``, ``.sync()`` …"""
         return scheduling.Scheduler(get_state())
 
     def prune_history(self, days: int | None = None) -> scheduling.PruneResult:

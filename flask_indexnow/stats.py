@@ -21,7 +21,7 @@ from .state import IndexNowState
 
 QUEUE_STATUSES = ("pending", "processing", "failed")
 HISTORY_STATUSES = ("success", "retry", "failed", "dry_run", "skipped")
-JOB_STATUSES = ("pending", "processing", "completed", "failed")
+JOB_STATUSES = ("pending", "processing", "completed", "failed", "expired")
 #: Hours of deliveries the status page charts.
 CHART_HOURS = 72
 
