@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, enqueue, last_seen, processes, sitemap, verification, watched_save, web
+from . import delivery, enqueue, last_seen, metrics, processes, schedules, sitemap, verification, watched_save, web
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -53,6 +53,12 @@ class Sizes:
     verify_rounds: int = 9
     sitemap_big: int = 1_000_000
     sitemap_small: int = 100_000
+    scrape_big: int = 1_000_000
+    scrape_small: int = 10_000
+    scrapes: int = 15
+    runs_big: int = 500_000
+    runs_small: int = 1_000
+    runs_rounds: int = 7
     watched_rounds: int = 9
     watched_saves: int = 100
 
@@ -62,7 +68,8 @@ QUICK = Sizes(
     flat_big=50_000, flat_small=5_000, flat_due=200, flat_passes=3, bulk_urls=2_000, bulk_rounds=2,
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
     last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, sitemap_big=50_000,
-    sitemap_small=5_000, watched_rounds=3, watched_saves=20,
+    sitemap_small=5_000, scrape_big=50_000, scrape_small=5_000, scrapes=5,
+    runs_big=50_000, runs_small=500, runs_rounds=3, watched_rounds=3, watched_saves=20,
 )
 
 
@@ -95,10 +102,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-11)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-13)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 12))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 14))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -146,8 +153,15 @@ def main(argv: list[str] | None = None) -> int:
             (10, "", lambda: sitemap.sitemap_build(10, f"sqlite:///{work / 'sitemap.db'}", s.sitemap_big,
                                                     s.sitemap_small)),
             (10, "pg", lambda: sitemap.sitemap_build(10, POSTGRES_URL, s.sitemap_big, s.sitemap_small)),
-            (11, "pg", lambda: watched_save.watched_save(11, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
-            (11, "maria", lambda: watched_save.watched_save(11, MYSQL_URL, s.watched_rounds, s.watched_saves)),
+            (11, "pg", lambda: metrics.scrape_cost(11, POSTGRES_URL, s.scrape_big, s.scrape_small, s.scrapes)),
+            (11, "", lambda: metrics.scrape_cost(11, f"sqlite:///{work / 'scrape.db'}", s.scrape_big, s.scrape_small,
+                                                s.scrapes)),
+            (12, "", lambda: schedules.last_outcome(12, f"sqlite:///{work / 'runs.db'}", s.runs_big, s.runs_small,
+                                                    s.runs_rounds)),
+            (12, "pg", lambda: schedules.last_outcome(12, POSTGRES_URL, s.runs_big, s.runs_small, s.runs_rounds)),
+            (12, "maria", lambda: schedules.last_outcome(12, MYSQL_URL, s.runs_big, s.runs_small, s.runs_rounds)),
+            (13, "pg", lambda: watched_save.watched_save(13, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
+            (13, "maria", lambda: watched_save.watched_save(13, MYSQL_URL, s.watched_rounds, s.watched_saves)),
         ]
         try:
             available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}

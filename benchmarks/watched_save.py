@@ -1,4 +1,4 @@
-"""Figure 11: what a watched save costs, the same save without the extension as the floor (issue 18).
+"""Figure 13: what a watched save costs, the same save without the extension as the floor (issue 18).
 
 A content change of a watched model writes the model's UPDATE and the
 extension's event in one transaction. Since issue 18 the event is an INSERT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
@@ -24,6 +25,8 @@ from .watching.events import Adapter
 from .web import register_web
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+logger = logging.getLogger(__name__)
 
 
 class IndexNowWarning(UserWarning):
@@ -48,6 +51,8 @@ class IndexNow:
         self._cache = cache
         self.adapters: dict[type, Adapter] = {}
         self.job_handlers: dict[str, Callable[[Any], Any]] = {}
+        #: ``indexnow.schedule(...).declare()``: name → spec, written by ``scheduler.sync()``.
+        self.declared_schedules: dict[str, scheduling.ScheduleSpec] = {}
         self.status_auth_callback: Callable[[], bool] | None = None
         if app is not None:
             self.init_app(app, db=db, cache=cache)
@@ -67,6 +72,10 @@ class IndexNow:
                 "after db.init_app(app)."
             )
         settings = load_settings(app.config)
+        if settings.implied_dry_run:  # an app's own tests (or a debug run) never reach a real engine
+            logger.warning("IndexNow: dry run, because %s and neither INDEXNOW_ENDPOINT(S) nor INDEXNOW_DRY_RUN "
+                           "is set: nothing is sent to a search engine. Set INDEXNOW_DRY_RUN = False to send.",
+                           settings.implied_dry_run)
         cache = self._resolve_cache(app, cache if cache is not None else self._cache, settings.cache_config)
         state = IndexNowState(
             extension=self, db=db, cache=cache, models=get_models(db, settings.table_prefix), settings=settings
@@ -223,13 +232,17 @@ class IndexNow:
 
     # -- schedules and jobs -------------------------------------------------------
 
-    def schedule(self, handler: str, payload: Any = None) -> scheduling.PendingSchedule:
-        """Start describing a recurring job; finish with ``.every()``/``.cron()`` … ``.save()``."""
-        return scheduling.PendingSchedule(handler, payload)
+    def schedule(self, handler: str, payload: Any = None, *, name: str | None = None) -> scheduling.PendingSchedule:
+        """Start describing a recurring job; finish with ``.every()``/``.cron()`` … ``.save()`` or ``.declare()``.
+
+        ``name`` (default: the handler) is the schedule's key, so one handler
+        can have several schedules.
+        """
+        return scheduling.PendingSchedule(handler, payload, name=name, extension=self)
 
     @property
     def scheduler(self) -> scheduling.Scheduler:
-        """The current app's schedules: ``.list()``, ``.remove(handler)``, ``.tick()``."""
+        """The current app's schedules: ``.list()``, ``.remove(name)``, ``.pause(name)``, ``.sync()`` …"""
         return scheduling.Scheduler(get_state())
 
     def prune_history(self, days: int | None = None) -> scheduling.PruneResult:

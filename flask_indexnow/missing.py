@@ -14,6 +14,9 @@ from .sqlutil import driver_error, error_codes
 _PG_UNDEFINED_TABLE = "42P01"
 #: MySQL/MariaDB's error number for "Table '…' doesn't exist".
 _MYSQL_NO_SUCH_TABLE = 1146
+#: "column does not exist": PostgreSQL's SQLSTATE, MySQL/MariaDB's "Unknown column".
+_PG_UNDEFINED_COLUMN = "42703"
+_MYSQL_UNKNOWN_COLUMN = 1054
 
 
 def is_missing_table(exc: BaseException) -> bool:
@@ -38,3 +41,23 @@ def missing_tables_message(prefix: str = "") -> str:
 
 def tables_missing_error(prefix: str = "") -> TablesMissingError:
     return TablesMissingError(missing_tables_message(prefix))
+
+
+def is_missing_column(exc: BaseException) -> bool:
+    """True when ``exc`` says a column does not exist: tables made by an earlier release."""
+    orig = driver_error(exc)
+    if orig is None:
+        return False
+    sqlstate, number = error_codes(exc)
+    if sqlstate == _PG_UNDEFINED_COLUMN or number == _MYSQL_UNKNOWN_COLUMN:
+        return True
+    return type(orig).__module__ == "sqlite3" and "no such column" in str(orig)
+
+
+def outdated_tables_message(prefix: str = "") -> str:
+    """The one line for tables that lack a column this release needs."""
+    where = f" (table prefix {prefix!r})" if prefix else ""
+    return (
+        f"the Flask-IndexNow tables in this database{where} are older than this release: "
+        "run `flask indexnow init-db` to bring them up to date (or generate and apply a migration)"
+    )

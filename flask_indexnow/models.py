@@ -84,6 +84,12 @@ class ScheduleRow:
     anchor: Mapped[datetime | None]
     enabled: Mapped[bool]
     created_at: Mapped[datetime]
+    name: Mapped[str | None]
+    origin: Mapped[str]
+    undeclared: Mapped[bool]
+    misfire_grace: Mapped[str | None]
+    expires: Mapped[str | None]
+    max_attempts: Mapped[int | None]
 
 
 class JobRow:
@@ -103,6 +109,9 @@ class JobRow:
     last_error: Mapped[str | None]
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime | None]
+    started_at: Mapped[datetime | None]
+    schedule: Mapped[str | None]
 
 
 class URLStateRow:
@@ -119,6 +128,25 @@ class URLStateRow:
     withdrawn_at: Mapped[datetime | None]
     #: When an ``update`` of the URL was last seen (the sitemap's lastmod).
     changed_at: Mapped[datetime | None]
+
+
+class TotalRow:
+    """Deliveries ever recorded for one engine and history status (never lowered by pruning)."""
+
+    engine: Mapped[str]
+    status: Mapped[str]
+    count: Mapped[int]
+    last_at: Mapped[datetime]
+
+
+class ScheduleRunRow:
+    """One occurrence of a schedule and its outcome."""
+
+    id: Mapped[int]
+    schedule: Mapped[str]
+    outcome: Mapped[str]
+    due_at: Mapped[datetime]
+    job_id: Mapped[int | None]
 
 
 class InboxRow:
@@ -142,17 +170,22 @@ class Models:
     Schedule: type[ScheduleRow]
     Job: type[JobRow]
     URLState: type[URLStateRow]
+    Totals: type[TotalRow]
+    ScheduleRun: type[ScheduleRunRow]
     Inbox: type[InboxRow]
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    totals: sa.Table
+    schedule_run: sa.Table
     inbox: sa.Table
 
     @property
     def tables(self) -> list[sa.Table]:
-        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.inbox]
+        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.totals, self.schedule_run,
+                self.inbox]
 
 
 _registry: dict[tuple[int, str], Models] = {}
@@ -194,6 +227,8 @@ def _build(db: Any, prefix: str) -> Models:
         Schedule=_mapped(db, ScheduleRow, "IndexNowSchedule", tables.schedule, suffix),
         Job=_mapped(db, JobRow, "IndexNowJob", tables.job, suffix),
         URLState=_mapped(db, URLStateRow, "IndexNowURL", tables.url_state, suffix),
+        Totals=_mapped(db, TotalRow, "IndexNowTotals", tables.totals, suffix),
+        ScheduleRun=_mapped(db, ScheduleRunRow, "IndexNowScheduleRun", tables.schedule_run, suffix),
         Inbox=_mapped(db, InboxRow, "IndexNowInbox", tables.inbox, suffix),
         **tables._asdict(),
     )

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, scoped_session
 from . import claims, clock, inbox, signals
 from .delivery import due, setsql
 from .engines import queue_engines
+from .keys.scope import check_scope, split_by_scope
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
 from .retry import retrying
@@ -93,6 +94,7 @@ def make_entry(
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
     _check_action(action)
     checked = check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
+    check_scope(state.settings, checked.host, checked.url)  # a key file's directory is the key's scope
     return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
 
 
@@ -347,6 +349,8 @@ def enqueue_many(
                         "use enqueue() for one URL, or pass [url]")
     result = EnqueueResult()
     checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts, state.settings.strip_query_params)
+    checked, hosts, out_of_scope = split_by_scope(state.settings, checked, hosts)
+    result.rejected.extend(out_of_scope)
     if not state.settings.enabled or not checked:
         return result
     batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))

@@ -1,6 +1,7 @@
 """The retry policy, in one place: what an answer means, when to try again, when to give up.
 
-- :func:`classify`: the HTTP table (2xx success; 429 and 5xx temporary; every other answer permanent).
+- :func:`classify`: the HTTP table (2xx success; 429, 5xx and a 403 "not verified yet" temporary; every
+  other answer permanent).
 - :func:`parse_retry_after` and :func:`retry_at`: when a URL batch is tried again
   (INDEXNOW_RETRY_DELAY, or the endpoint's Retry-After when longer, capped at :data:`MAX_RETRY_AFTER`).
 - :func:`job_retry_at`: a job's exponential backoff (INDEXNOW_JOB_RETRY_DELAY × 2^(attempts − 1),
@@ -30,6 +31,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .config import Settings
+from .delivery.refusal import read_refusal
 from .sqlutil import error_codes
 
 logger = logging.getLogger(__name__)
@@ -50,11 +52,17 @@ _TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 _TRANSIENT_MYSQL_ERRORS = frozenset({1205, 1213})
 
 
-def classify(status: int) -> str:
-    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent."""
+def classify(status: int, body: bytes = b"") -> str:
+    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent.
+
+    A 403 whose ``body`` says the engine has not finished verifying the key
+    (``SiteVerificationNotCompleted``) is temporary too: see :mod:`.delivery.refusal`.
+    """
     if 200 <= status < 300:
         return "success"
     if status == 429 or 500 <= status < 600:
+        return "retry"
+    if status == 403 and body and read_refusal(body).temporary:
         return "retry"
     return "failed"
 

@@ -22,7 +22,7 @@ from .state import IndexNowState
 
 QUEUE_STATUSES = ("pending", "processing", "failed")
 HISTORY_STATUSES = ("success", "retry", "failed", "dry_run", "skipped")
-JOB_STATUSES = ("pending", "processing", "completed", "failed")
+JOB_STATUSES = ("pending", "processing", "completed", "failed", "expired")
 #: Hours of deliveries the status page charts.
 CHART_HOURS = 72
 
@@ -166,6 +166,7 @@ def collect_status(
     return {
         "enabled": state.settings.enabled,
         "dry_run": state.settings.dry_run,
+        "dry_run_reason": state.settings.implied_dry_run,
         "queue": queue_counts(state, connection),
         "history_24h": history_counts(state, connection),
         "skipped_24h": skipped_counts(state, connection),

@@ -1,4 +1,4 @@
-"""The extension's five tables, as typed :class:`sqlalchemy.Table` objects on the app's metadata.
+"""The extension's tables, as typed :class:`sqlalchemy.Table` objects on the app's metadata.
 
 The library works on these tables directly (Core statements, set-based SQL);
 :mod:`flask_indexnow.models` maps its ORM classes onto them for the app's
@@ -73,6 +73,8 @@ class Tables(NamedTuple):
     schedule: sa.Table
     job: sa.Table
     url_state: sa.Table
+    totals: sa.Table
+    schedule_run: sa.Table
     inbox: sa.Table
 
 
@@ -84,6 +86,8 @@ def build_tables(metadata: sa.MetaData, prefix: str = "") -> Tables:
         schedule_table(metadata, prefix),
         job_table(metadata, prefix),
         url_state_table(metadata, prefix),
+        totals_table(metadata, prefix),
+        schedule_run_table(metadata, prefix),
         inbox_table(metadata, prefix),
     )
 
@@ -132,6 +136,8 @@ def queue_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         # The end of a batch: (claim_token, host, id range), see setsql.finish_batch.
         sa.Index(f"{prefix}ix_indexnow_queue_token", "claim_token", "host", "id",
                  **_partial("claim_token IS NOT NULL")),
+        # The failed rows: the metrics' bounded count and the status page's "recently failed" list.
+        sa.Index(f"{prefix}ix_indexnow_queue_failed", "status", "updated_at", "id", **_partial("status = 'failed'")),
     )
 
 
@@ -163,7 +169,11 @@ def schedule_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         f"{prefix}indexnow_schedules",
         metadata,
         sa.Column("id", BigId, primary_key=True, autoincrement=True),
-        sa.Column("handler", sa.String(191), nullable=False, unique=True),
+        # The schedule's key (default: its handler). Nullable only so that a migration
+        # adds it to a table with rows as generated: a NULL name reads as the handler,
+        # and the next tick's built-in check fills it in (scheduling/upgrade.py).
+        sa.Column("name", sa.String(191)),
+        sa.Column("handler", sa.String(191), nullable=False),
         sa.Column("payload", sa.JSON),
         sa.Column("queue", sa.String(100), nullable=False, default="default"),
         sa.Column("kind", sa.String(10), nullable=False),
@@ -174,8 +184,19 @@ def schedule_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Column("last_run", UTCDateTime()),
         # Interval schedules count occurrences from here (calendar months never drift).
         sa.Column("anchor", UTCDateTime()),
+        # False while paused (by an operator, or by sync for an undeclared schedule).
         sa.Column("enabled", sa.Boolean, nullable=False, default=True),
         _now_column("created_at"),
+        # -- named schedules, operator controls, declarations (issue 21) --
+        # Where the schedule came from: "manual" (save(), `schedule add`), "declared" (sync), "builtin".
+        sa.Column("origin", sa.String(10), nullable=False, default="manual", server_default="manual"),
+        # A declared schedule that a later sync no longer found in the code (paused, kept with its history).
+        sa.Column("undeclared", sa.Boolean, nullable=False, default=False, server_default=sa.false()),
+        # Intervals ("10 minutes") as written; None: the default rule.
+        sa.Column("misfire_grace", sa.String(100)),
+        sa.Column("expires", sa.String(100)),
+        sa.Column("max_attempts", sa.Integer),
+        sa.UniqueConstraint("name", name=f"{prefix}uq_indexnow_schedules_name"),
         sa.Index(f"{prefix}ix_indexnow_schedules_due", "enabled", "next_run"),
     )
 
@@ -199,6 +220,12 @@ def job_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Column("last_error", sa.String(2000)),
         _now_column("created_at"),
         sa.Column("finished_at", UTCDateTime()),
+        # Set for a schedule's job with .expires(): not started by then, it ends "expired".
+        sa.Column("expires_at", UTCDateTime()),
+        # When the last attempt started (written with its outcome): the run's duration.
+        sa.Column("started_at", UTCDateTime()),
+        # The schedule that dispatched it (its overlap policy looks at its own jobs).
+        sa.Column("schedule", sa.String(191)),
         sa.UniqueConstraint("occurrence_key", name=f"{prefix}uq_indexnow_jobs_occurrence"),
         # The claim's ORDER BY must be served by an index: otherwise MySQL/MariaDB
         # sort the due rows and lock every one of them, and concurrent workers'
@@ -208,6 +235,8 @@ def job_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Index(f"{prefix}ix_indexnow_jobs_handler", "handler", "status"),
         sa.Index(f"{prefix}ix_indexnow_jobs_stale", "status", "claimed_at"),
         sa.Index(f"{prefix}ix_indexnow_jobs_finished", "finished_at"),
+        sa.Index(f"{prefix}ix_indexnow_jobs_expiry", "status", "expires_at"),
+        sa.Index(f"{prefix}ix_indexnow_jobs_schedule", "schedule", "status"),
     )
 
 
@@ -232,6 +261,46 @@ def url_state_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         # sitemap's lastmod. Written by the pass, never in the host's transaction (sitemap/changes.py).
         sa.Column("changed_at", UTCDateTime()),
         sa.UniqueConstraint("url_hash", "host", name=f"{prefix}uq_indexnow_urls_url"),
+    )
+
+
+# -- metrics (issue 22) ---------------------------------------------------------------------------
+
+
+def totals_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
+    """Deliveries ever recorded, per engine and history status: the counters that pruning never lowers.
+
+    One row per (engine, status), added to in the transaction that writes the
+    outcome (see :mod:`flask_indexnow.metrics.totals`); ``last_at`` is when
+    the counter last moved.
+    """
+    return sa.Table(
+        f"{prefix}indexnow_totals",
+        metadata,
+        # The endpoint URL, as in the history's ``engine`` column.
+        sa.Column("engine", sa.String(255), primary_key=True),
+        sa.Column("status", sa.String(12), primary_key=True),
+        sa.Column("count", sa.BigInteger, nullable=False, default=0),
+        sa.Column("last_at", UTCDateTime(), nullable=False),
+    )
+
+
+def schedule_run_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
+    """One occurrence of a schedule and what became of it: the schedule's history."""
+    return sa.Table(
+        f"{prefix}indexnow_schedule_runs",
+        metadata,
+        sa.Column("id", BigId, primary_key=True, autoincrement=True),
+        sa.Column("schedule", sa.String(191), nullable=False),
+        # dispatched, skipped, missed, triggered, expired
+        sa.Column("outcome", sa.String(12), nullable=False),
+        sa.Column("due_at", UTCDateTime(), nullable=False),
+        # The job it made (no foreign key: finished jobs are pruned on their own).
+        sa.Column("job_id", sa.BigInteger),
+        _now_column("created_at"),
+        sa.Index(f"{prefix}ix_indexnow_schedule_runs_schedule", "schedule", "id"),
+        sa.Index(f"{prefix}ix_indexnow_schedule_runs_job", "job_id"),
+        sa.Index(f"{prefix}ix_indexnow_schedule_runs_created", "created_at"),
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, request
 
 from .keys.keyfile import register_key_file
+from .metrics.views import create_blueprint as create_metrics_blueprint
 from .sitemap.serve import register_sitemap
 from .state import IndexNowState
 from .status import create_blueprint
@@ -18,6 +19,7 @@ def register_web(app: Flask, state: IndexNowState) -> None:
     register_sitemap(app, state)
     if state.settings.status_url_prefix is not None:
         app.register_blueprint(create_blueprint(), url_prefix=state.settings.status_url_prefix)
+        app.register_blueprint(create_metrics_blueprint(), url_prefix=state.settings.status_url_prefix)
         _secure_status_errors(app, state.settings.status_url_prefix)
 
 

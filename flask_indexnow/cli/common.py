@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from flask.cli import with_appcontext
 
 from ..errors import IndexNowError
-from ..missing import is_missing_table, missing_tables_message
+from ..missing import is_missing_column, is_missing_table, missing_tables_message, outdated_tables_message
 from ..safetext import safe_text
 from ..sqlutil import error_text
 from ..state import get_state
@@ -46,6 +46,8 @@ def friendly_errors(fn: F) -> F:
         except sa.exc.SQLAlchemyError as exc:
             if is_missing_table(exc):
                 raise click.ClickException(missing_tables_message(get_state().prefix)) from None
+            if is_missing_column(exc):
+                raise click.ClickException(outdated_tables_message(get_state().prefix)) from None
             detail = error_text(exc)
             raise click.ClickException(
                 f"database error: {detail} (are the tables created? run `flask indexnow init-db`)"

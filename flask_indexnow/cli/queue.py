@@ -14,6 +14,7 @@ from ..delivery.worker import process_queue
 from ..errors import InvalidURLError
 from ..state import get_state
 from ..status.document import status_document
+from ..upgrade import upgrade_tables
 from ..urls import check_url
 from .common import command, friendly_errors
 
@@ -142,6 +143,8 @@ def retry_failed_command() -> None:
 @command("init-db")
 @friendly_errors
 def init_db_command() -> None:
-    """Create the extension's tables (only those missing)."""
+    """Create the extension's tables (only those missing); bring older ones up to date."""
     created = create_tables()
     click.echo(f"Created {', '.join(created)}" if created else "All tables already exist")
+    for line in upgrade_tables(get_state()):
+        click.echo(f"Upgraded {line}")

@@ -1,4 +1,4 @@
-"""``flask indexnow work``, ``schedule list|add|remove|run`` and ``prune-history``.
+"""``flask indexnow work``, ``schedule list|add|remove|run|pause|resume|trigger|sync|history`` and ``prune-history``.
 
 Each command is a few lines over the library functions the tests call too;
 mistakes print one line and exit 1 (``friendly_errors``).
@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import click
 from flask.cli import AppGroup
 
+from ..safetext import safe_text
+from ..scheduling import controls
 from ..scheduling.builder import PendingSchedule
 from ..scheduling.builtins import ensure_builtin_schedules
+from ..scheduling.controls import UnknownScheduleError
+from ..scheduling.history import latest
 from ..scheduling.prune import MAX_DAYS, prune_history
 from ..scheduling.runner import Worker
 from ..scheduling.scheduler import Scheduler
@@ -50,21 +55,29 @@ def work_command(once: bool, queues: tuple[str, ...], sleep: float) -> None:
 
 @click.group("schedule", cls=AppGroup)
 def schedule_group() -> None:
-    """Recurring jobs: list, add, remove, run."""
+    """Recurring jobs: list, add, remove, run, pause, resume, trigger, sync, history."""
 
 
 @schedule_group.command("list")
 @friendly_errors
 def schedule_list_command() -> None:
-    """Show every schedule with its next and last run."""
-    schedules = Scheduler(get_state()).list()
+    """Show every schedule: its next and last run, whether it is paused, where it came from."""
+    state = get_state()
+    schedules = Scheduler(state).list()
     if not schedules:
         click.echo("No schedules.")
         return
-    rows = [("HANDLER", "WHEN", "QUEUE", "OVERLAP", "NEXT RUN", "LAST RUN")]
+    last = latest(state, [s.name for s in schedules])
+    rows = [("NAME", "HANDLER", "WHEN", "QUEUE", "OVERLAP", "NEXT RUN", "LAST RUN", "STATE", "FROM", "LAST OUTCOME")]
     for s in schedules:
-        rows.append((s.handler + ("" if s.enabled else " (disabled)"), s.describe, s.queue, s.overlap.value,
-                     _when(s.next_run), _when(s.last_run)))
+        outcome = last.get(s.name)
+        rows.append((s.name, s.handler, s.describe, s.queue, s.overlap.value, _when(s.next_run), _when(s.last_run),
+                     "paused" if s.paused else "active", s.source,
+                     "-" if outcome is None else f"{outcome.outcome} ({outcome.result})"))
+    _table(rows)
+
+
+def _table(rows: Sequence[Sequence[str]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
@@ -72,6 +85,7 @@ def schedule_list_command() -> None:
 
 @schedule_group.command("add")
 @click.argument("handler")
+@click.option("--name", metavar="NAME", help="The schedule's name (default: the handler); one handler may have several.")
 @click.option("--every", "interval", metavar="INTERVAL", help='e.g. "30 minutes", "1 hour", "1 day", "1 month".')
 @click.option("--cron", "cron", metavar="EXPR", help='A 5-field cron expression, e.g. "0 3 * * *".')
 @click.option("--timezone", metavar="TZ", help="Time zone of --cron (default UTC), e.g. Europe/Rome.")
@@ -79,32 +93,102 @@ def schedule_list_command() -> None:
 @click.option("--overlap", type=click.Choice(_POLICIES, case_sensitive=False), default="allow", show_default=True,
               help="While the previous job is pending or running: allow a new one, skip, or buffer.")
 @click.option("--payload", metavar="JSON", help="JSON passed to the handler, e.g. '{\"type\": \"summary\"}'.")
+@click.option("--misfire-grace", metavar="INTERVAL", help='Drop an occurrence found later than this, e.g. "10 minutes".')
+@click.option("--expires", metavar="INTERVAL", help='A job not started this long after it was due ends expired.')
+@click.option("--max-attempts", type=click.IntRange(min=1, max=1000), help="Attempts of each job (default INDEXNOW_JOB_MAX_ATTEMPTS).")
 @friendly_errors
-def schedule_add_command(handler: str, interval: str | None, cron: str | None, timezone: str | None,
-                         queue: str, overlap: str, payload: str | None) -> None:
-    """Add or replace the schedule of HANDLER."""
+def schedule_add_command(handler: str, name: str | None, interval: str | None, cron: str | None,
+                         timezone: str | None, queue: str, overlap: str, payload: str | None,
+                         misfire_grace: str | None, expires: str | None, max_attempts: int | None) -> None:
+    """Add or replace the schedule of HANDLER (named HANDLER unless --name)."""
     if (interval is None) == (cron is None):
         raise click.ClickException("give exactly one of --every or --cron")
     if timezone is not None and cron is None:
         raise click.ClickException("--timezone only applies to --cron (intervals run in UTC)")
-    builder = PendingSchedule(handler, _parse_payload(payload))
+    builder = PendingSchedule(handler, _parse_payload(payload), name=name)
     if interval is not None:
         builder.every(interval)
     else:
         builder.cron(cron or "", timezone)
+    if misfire_grace is not None:
+        builder.misfire_grace(misfire_grace)
+    if expires is not None:
+        builder.expires(expires)
+    if max_attempts is not None:
+        builder.max_attempts(max_attempts)
     saved = builder.on_queue(queue).overlap(overlap).save()
-    click.echo(f"Saved {saved.handler}: {saved.describe} on queue {saved.queue!r}, "
+    click.echo(f"Saved {saved.name}: {saved.describe} on queue {saved.queue!r}, "
                f"overlap {saved.overlap.value}; next run {_when(saved.next_run)}")
 
 
 @schedule_group.command("remove")
-@click.argument("handler")
+@click.argument("name")
 @friendly_errors
-def schedule_remove_command(handler: str) -> None:
-    """Remove the schedule of HANDLER (jobs already dispatched stay)."""
-    if not Scheduler(get_state()).remove(handler):
-        raise click.ClickException(f"no schedule for handler {handler!r} (see `flask indexnow schedule list`)")
-    click.echo(f"Removed the schedule of {handler}")
+def schedule_remove_command(name: str) -> None:
+    """Remove the schedule NAME (jobs already dispatched, and its history, stay)."""
+    if not Scheduler(get_state()).remove(name):
+        raise UnknownScheduleError(name)
+    click.echo(f"Removed the schedule {name}")
+
+
+@schedule_group.command("pause")
+@click.argument("name")
+@friendly_errors
+def schedule_pause_command(name: str) -> None:
+    """Stop dispatching the schedule NAME until it is resumed."""
+    result = controls.pause(get_state(), name)
+    click.echo(f"Paused {name}" if result.changed else f"{name} was already paused")
+
+
+@schedule_group.command("resume")
+@click.argument("name")
+@click.option("--catch-up", is_flag=True, help="Run once now for the occurrences missed while paused.")
+@friendly_errors
+def schedule_resume_command(name: str, catch_up: bool) -> None:
+    """Dispatch NAME again from its next occurrence (missed ones dropped unless --catch-up)."""
+    result = Scheduler(get_state()).resume(name, catch_up=catch_up)
+    if not result.changed:
+        click.echo(f"{name} was not paused; next run {_when(result.schedule.next_run)}")
+        return
+    caught = f"; job {result.job_id} dispatched for the missed run" if result.job_id is not None else ""
+    click.echo(f"Resumed {name}{caught}; next run {_when(result.schedule.next_run)}")
+
+
+@schedule_group.command("trigger")
+@click.argument("name")
+@friendly_errors
+def schedule_trigger_command(name: str) -> None:
+    """Dispatch one job of NAME now (next and last run stay as they are)."""
+    result = Scheduler(get_state()).trigger(name)
+    if result.changed:
+        click.echo(f"Triggered {name}: job {result.job_id}")
+    else:
+        click.echo(f"{name} was already triggered: job {result.job_id} has not started yet")
+
+
+@schedule_group.command("sync")
+@friendly_errors
+def schedule_sync_command() -> None:
+    """Store the schedules the code declares; pause those no longer declared."""
+    click.echo(f"Synced declared schedules: {Scheduler(get_state()).sync()}")
+
+
+@schedule_group.command("history")
+@click.argument("name")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Occurrences to show.")
+@friendly_errors
+def schedule_history_command(name: str, limit: int) -> None:
+    """Show the last occurrences of NAME, newest first: outcome, due time, job and its result."""
+    occurrences = Scheduler(get_state()).history(name, limit)
+    if not occurrences:
+        click.echo(f"No occurrence of {name} yet.")
+        return
+    rows = [("DUE", "OUTCOME", "JOB", "RESULT", "DURATION", "ERROR")]
+    for o in occurrences:
+        rows.append((_when(o.due_at), o.outcome, "-" if o.job_id is None else str(o.job_id), o.result,
+                     "-" if o.duration is None else f"{o.duration:.1f}s",
+                     safe_text((o.error or "-").splitlines()[0][:120]) if o.error else "-"))
+    _table(rows)
 
 
 @schedule_group.command("run")

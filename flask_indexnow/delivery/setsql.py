@@ -18,6 +18,7 @@ import functools
 import hashlib
 import operator
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import chain, repeat
@@ -26,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..clock import as_utc
+from ..metrics.totals import record, upsert_sql
 from ..retry import gives_up
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, quoted_table
 
@@ -339,6 +341,7 @@ def finish_batch(
     rows: Sequence[Any],
     *,
     success: bool,
+    totals: sa.Table | None = None,
 ) -> set[int] | None:
     """Delete (``success``) or retry/fail the batch's ``rows`` and write their history, set-based.
 
@@ -348,14 +351,19 @@ def finish_batch(
     failure, ``limit`` (a row whose attempts reach it fails for good: 0 fails
     every row) and ``retry_at``. Times are converted here. Every row of
     ``rows`` gets its history row, owned or not (the POST did happen).
-    Returns None when every row was still ours, else the ids that were.
+    ``totals``: the delivery totals table, where every history row written
+    is counted (:mod:`flask_indexnow.metrics.totals`), last in the
+    transaction; on PostgreSQL inside the batch's own statement, so it costs
+    no round trip. Returns None when every row was still ours, else the ids that were.
     """
     dialect = dialect_name(connection)
     values = dict(params)
     for name in ("now", "retry_at"):
         if values.get(name) is not None:
             values[name] = driver_time(dialect, values[name])
-    statements = _finish_sql(connection.dialect, queue, history, dialect, success)
+    counted = None if totals is None else upsert_sql(connection.dialect, totals, dialect)
+    statements = _finish_sql(connection.dialect, queue, history, dialect, success,
+                             counted if dialect == "postgresql" else None)
     owned: set[int] | None
     if dialect == "mysql":
         # No INSERT … SELECT here: it holds the table's AUTO-INC lock while it
@@ -366,6 +374,7 @@ def finish_batch(
         owned = set(connection.execute(lock, values).scalars())
         connection.execute(change, values)
         insert_history(connection, history, rows, values)
+        _count(connection, totals, rows, params)
         return None if len(owned) == len(rows) else owned
     if dialect == "postgresql":
         owned = set(connection.execute(statements[0], values).scalars())
@@ -379,7 +388,21 @@ def finish_batch(
         connection.execute(change, values)
     if owned is not None:  # rows whose claim was taken meanwhile: their attempt is history too
         insert_history(connection, history, [row for row in rows if row.id not in owned], values)
+    if dialect == "postgresql":  # the batch's statement counted the rows it changed: count the others
+        _count(connection, totals, [row for row in rows if owned is not None and row.id not in owned], params)
+    else:
+        _count(connection, totals, rows, params)
     return owned
+
+
+def _count(connection: Any, totals: sa.Table | None, rows: Sequence[Any], params: dict[str, Any]) -> None:
+    """Add ``rows``' history rows to the delivery totals, by status, in one statement."""
+    if totals is None or not rows:
+        return
+    limit = params.get("limit")
+    counts = Counter(params["status"] if limit is None else ("failed" if gives_up(row.attempts + 1, limit) else "retry")
+                     for row in rows)
+    record(connection, totals, {(params["engine_url"], status): n for status, n in counts.items()}, params["now"])
 
 
 def insert_history(connection: Any, history: sa.Table, rows: Sequence[Any], values: dict[str, Any]) -> None:
@@ -417,7 +440,8 @@ def _owned_sql(sa_dialect: Any, queue: sa.Table) -> sa.TextClause:
 
 @functools.lru_cache(maxsize=64)
 def _finish_sql(sa_dialect: Any, queue: sa.Table, history: sa.Table, dialect: str,
-                success: bool) -> tuple[sa.TextClause, ...]:
+                success: bool, counted: tuple[str, str] | None = None) -> tuple[sa.TextClause, ...]:
+    """The end of a batch; ``counted`` (PostgreSQL): the totals upsert's two ends, to count the changed rows too."""
     q, h = quoted_table(sa_dialect, queue), quoted_table(sa_dialect, history)
 
     def cast(name: str, sql_type: str) -> str:
@@ -445,10 +469,16 @@ def _finish_sql(sa_dialect: Any, queue: sa.Table, history: sa.Table, dialect: st
         else:
             change, returned, copied = retry_update, ", status", "attempts"
             history_status = "CASE WHEN status = 'failed' THEN 'failed' ELSE 'retry' END"
+        totals = ""
+        if counted is not None:
+            # One counter row per status, in status order (the lock order of every writer).
+            head, tail = counted
+            totals = (f", t AS ({head} SELECT {engine_url}, s, count(*), {now} FROM "
+                      f"(SELECT {history_status} AS s FROM d) AS o GROUP BY s ORDER BY s {tail})")
         return (sa.text(
             f"WITH d AS ({change} RETURNING id, host, url, action, attempts{returned}), "
             f"i AS (INSERT INTO {h} ({_HISTORY_COLUMNS}) SELECT host, url, action, {history_status}, "
-            f"{http}, {error}, {copied}, {now}, {engine_url} FROM d) "
+            f"{http}, {error}, {copied}, {now}, {engine_url} FROM d){totals} "
             "SELECT id FROM d"
         ),)
     if dialect == "mysql":

@@ -434,7 +434,8 @@ def finish(
         # The DELETE/UPDATE locks what it changes, so a concurrent event waits for this
         # commit (and then inserts a fresh row or resets this one); one that came first
         # has taken the token away, and its row is left alone.
-        owned = finish_batch(connection, queue, history, params, rows, success=success)
+        # The metrics' delivery totals are counted with the history, in this same transaction.
+        owned = finish_batch(connection, queue, history, params, rows, success=success, totals=models.totals)
         if records_changes(state):  # the sitemap's lastmod, whatever the answer: the change did happen
             record_changes(connection, models.url_state, changes_of(rows))
         if success:

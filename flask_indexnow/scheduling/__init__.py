@@ -9,6 +9,9 @@ and run the jobs. The modules, one job each:
 - :mod:`.schedules`: schedule rows, :class:`OverlapPolicy`, saving;
 - :mod:`.builder`: ``indexnow.schedule(...)…save()``;
 - :mod:`.scheduler`: the tick (exactly-once dispatch) and the heartbeat;
+- :mod:`.controls`: pause, resume, trigger; :mod:`.sync`: declared schedules;
+- :mod:`.history`: each occurrence's outcome; :mod:`.dispatching`: an occurrence's job;
+- :mod:`.upgrade`: bringing an older schedules table up to date (``init-db``);
 - :mod:`.jobs`: claim, run, retry;
 - :mod:`.builtins` and :mod:`.prune`: the built-in handlers;
 - :mod:`.runner` and :mod:`.cli`: the long-running worker and the commands.
@@ -18,23 +21,32 @@ from __future__ import annotations
 
 from .builder import PendingSchedule
 from .builtins import PROCESS_QUEUE, PRUNE_HISTORY, ensure_builtin_schedules
+from .controls import ControlResult, UnknownScheduleError
+from .history import Occurrence, last_outcomes
 from .jobs import JobsResult
 from .prune import PruneResult, prune_history
 from .runner import Worker
 from .scheduler import Scheduler, scheduler_active
-from .schedules import OverlapPolicy, ScheduleInfo
+from .schedules import OverlapPolicy, ScheduleInfo, ScheduleSpec
+from .sync import SyncResult
 
 __all__ = [
     "PROCESS_QUEUE",
     "PRUNE_HISTORY",
+    "ControlResult",
     "JobsResult",
+    "Occurrence",
     "OverlapPolicy",
     "PendingSchedule",
     "PruneResult",
     "ScheduleInfo",
+    "ScheduleSpec",
     "Scheduler",
+    "SyncResult",
+    "UnknownScheduleError",
     "Worker",
     "ensure_builtin_schedules",
+    "last_outcomes",
     "prune_history",
     "scheduler_active",
 ]

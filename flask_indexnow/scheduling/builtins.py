@@ -29,7 +29,7 @@ from ..missing import is_missing_table
 from ..state import IndexNowState, get_state
 from .intervals import parse_interval
 from .prune import prune_history
-from .schedules import OverlapPolicy
+from .schedules import BUILTIN, OverlapPolicy, fill_names
 
 logger = logging.getLogger(__name__)
 
@@ -78,16 +78,22 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
 
 
 def create_missing(state: IndexNowState) -> list[str]:
-    """Insert the built-in schedules not in the table yet; return their handlers."""
+    """Insert the built-in schedules not in the table yet; return their names (their handlers).
+
+    Rows from before schedules had names get theirs first (a cheap UPDATE
+    that finds nothing once done): this runs in every worker, about hourly.
+    """
     table = state.models.schedule
     wanted = dict(BUILTIN_INTERVALS)
     if state.settings.history_retention_days is None:
         wanted.pop(PRUNE_HISTORY)
     created: list[str] = []
     engine = state.engine()
+    with engine.begin() as connection:
+        fill_names(connection, table)
     with engine.connect() as connection:
         existing = set(connection.execute(
-            sa.select(table.c.handler).where(table.c.handler.in_(list(wanted)))
+            sa.select(table.c.name).where(table.c.name.in_(list(wanted)))
         ).scalars())
     for handler, expression in wanted.items():
         if handler in existing:
@@ -96,7 +102,7 @@ def create_missing(state: IndexNowState) -> list[str]:
         try:
             with engine.begin() as connection:
                 connection.execute(sa.insert(table).values(
-                    handler=handler, payload=None, queue="default", kind="interval", expression=expression,
+                    name=handler, origin=BUILTIN, handler=handler, payload=None, queue="default", kind="interval", expression=expression,
                     timezone="UTC", overlap=OverlapPolicy.SKIP.value, anchor=now,
                     next_run=parse_interval(expression).first_after(now, now), enabled=True, created_at=now,
                 ))

@@ -10,6 +10,11 @@ is then turned into a UTC instant:
   its first occurrence, unless the hour field starts with ``*`` (``*/15 * …``,
   ``0 * …``): such jobs follow real time, so they run in both passes, as
   Vixie cron does.
+
+The aliases of Vixie cron stand for their five fields (``@daily`` is
+``0 0 * * *``) and are kept as written, so a schedule lists as its author
+wrote it. ``@reboot`` has no place in a database-driven scheduler and is
+refused.
 """
 
 from __future__ import annotations
@@ -26,6 +31,16 @@ from .intervals import MAX_EXPRESSION_LENGTH
 #: Hashed (``H``) and random (``R``) fields would differ between processes.
 _NON_DETERMINISTIC = re.compile(r"(?:^|[,/-])[hr]", re.IGNORECASE)
 _FIELD = re.compile(r"[0-9a-z*/,#?-]+", re.IGNORECASE)
+#: Vixie cron's aliases and the expressions they stand for.
+ALIASES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
 #: Largest daylight-saving shift looked around when matching wall times.
 _SHIFT = timedelta(hours=3)
 
@@ -54,6 +69,14 @@ class Cron:
         """Validate ``expression`` and the zone; raise ``ValueError`` naming what is wrong."""
         if not isinstance(expression, str):
             raise ValueError(f"a cron expression must be a string such as '0 3 * * *', got {expression!r}")
+        if expression.strip().startswith("@"):
+            alias = expression.strip().lower()
+            if alias not in ALIASES:
+                raise ValueError(
+                    f"invalid cron expression {expression!r}: the aliases are {', '.join(ALIASES)}"
+                )
+            zone = load_timezone(timezone_name)
+            return cls(alias, zone.key)
         fields = expression.split()
         if len(fields) != 5:
             raise ValueError(
@@ -77,9 +100,14 @@ class Cron:
         return cron
 
     @property
+    def fields(self) -> str:
+        """The five fields (an alias expanded)."""
+        return ALIASES.get(self.expression, self.expression)
+
+    @property
     def follows_real_time(self) -> bool:
         """True when the hour field is a wildcard: run in both passes of a repeated hour."""
-        return self.expression.split()[1].startswith("*")
+        return self.fields.split()[1].startswith("*")
 
     def next_after(self, after: datetime) -> datetime:
         """The first matching instant strictly later than ``after`` (aware), in UTC."""
@@ -97,7 +125,7 @@ class Cron:
             raise ValueError(f"cron expression {self.expression!r}: {exc}") from None
 
     def _walls(self, start: datetime) -> croniter:
-        return croniter(self.expression, start)
+        return croniter(self.fields, start)
 
     def _search(self, zone: ZoneInfo, after: datetime) -> datetime:
         """Near a clock change: look at wall times a little either side."""

@@ -139,3 +139,14 @@ def _bad(expression: object, why: str) -> str:
         f"invalid interval {expression!r}: {why} (use e.g. '30 minutes', '1 hour', "
         "'1 hour 30 minutes', '2 weeks', '1 month'; units second, minute, hour, day, week, month, year)"
     )
+
+
+def parse_duration(expression: str, what: str = "a duration") -> timedelta:
+    """A fixed length of time in the interval grammar (``"10 minutes"``), for grace and expiry.
+
+    Months and years have no fixed length: refused, naming ``what``.
+    """
+    interval = parse_interval(expression)
+    if interval.months:
+        raise ValueError(f"{what} must be a fixed length of time (seconds to weeks), got {expression!r}")
+    return timedelta(seconds=interval.seconds)

@@ -15,6 +15,11 @@ claimed again is finished only by its new owner. While a handler runs, a
 lease thread keeps ``claimed_at`` fresh, so a long job is not mistaken for a
 crashed one; a job whose worker died is taken back after
 INDEXNOW_STALE_AFTER (or failed, if that was its last attempt).
+
+A job with ``expires_at`` (a schedule's ``.expires()``) that no worker
+started by then ends ``expired`` without running: the claim never takes it
+(its condition says so, so no race with the sweep), and :func:`expire_due`
+marks it, with its schedule's history, before each round.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class JobsResult:
     retried: int = 0
     failed: int = 0
     reset_stale: int = 0
+    expired: int = 0
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -66,7 +72,8 @@ class JobsResult:
         return self.completed + self.retried + self.failed
 
     def __str__(self) -> str:
-        return f"{self.ran} job(s) run: {self.completed} completed, {self.retried} to retry, {self.failed} failed"
+        text = f"{self.ran} job(s) run: {self.completed} completed, {self.retried} to retry, {self.failed} failed"
+        return text + (f"; {self.expired} expired unrun" if self.expired else "")
 
 
 class UnknownHandlerError(LookupError):
@@ -82,20 +89,60 @@ def dispatch(
     connection: Any = None,
     occurrence_key: str | None = None,
     available_at: datetime | None = None,
-) -> None:
-    """Add a pending job (in ``connection``'s transaction when given)."""
+    max_attempts: int | None = None,
+    expires_at: datetime | None = None,
+    schedule: str | None = None,
+) -> int:
+    """Add a pending job (in ``connection``'s transaction when given); returns its id.
+
+    ``max_attempts`` defaults to INDEXNOW_JOB_MAX_ATTEMPTS; ``expires_at``: not
+    started by then, the job ends ``expired``; ``schedule``: the schedule that made it.
+    """
     now = clock.utcnow()
     values = {
         "handler": handler, "queue": queue, "payload": payload, "status": "pending", "attempts": 0,
-        "max_attempts": state.settings.job_max_attempts, "available_at": available_at or now,
-        "occurrence_key": occurrence_key, "created_at": now,
+        "max_attempts": max_attempts or state.settings.job_max_attempts, "available_at": available_at or now,
+        "occurrence_key": occurrence_key, "created_at": now, "expires_at": expires_at, "schedule": schedule,
     }
     table = state.models.job
     if connection is not None:
-        connection.execute(sa.insert(table).values(**values))
-        return
+        return int(connection.execute(sa.insert(table).values(**values)).inserted_primary_key[0])
     with state.engine().begin() as own:
-        own.execute(sa.insert(table).values(**values))
+        return int(own.execute(sa.insert(table).values(**values)).inserted_primary_key[0])
+
+
+#: Jobs expired per transaction.
+EXPIRE_CHUNK = 500
+
+
+def expire_due(state: IndexNowState, now: datetime | None = None) -> int:
+    """End ``expired`` the pending jobs never started whose ``expires_at`` has passed; returns how many.
+
+    The schedule's history says ``expired`` for the occurrence too, in the
+    same transaction.
+    """
+    jobs = state.models.job
+    runs = state.models.schedule_run
+    now = now or clock.utcnow()
+    unstarted_late = sa.and_(jobs.c.status == "pending", jobs.c.expires_at < now, jobs.c.attempts == 0)
+    total = 0
+    while True:
+        with state.engine().begin() as connection:
+            ids = list(connection.execute(sa.select(jobs.c.id).where(unstarted_late).limit(EXPIRE_CHUNK)).scalars())
+            if ids:
+                connection.execute(sa.update(jobs).where(jobs.c.id.in_(ids), unstarted_late).values(
+                    status="expired", finished_at=now,
+                    last_error="expired: no worker started it before its expiry time"))
+                ended = list(connection.execute(
+                    sa.select(jobs.c.id).where(jobs.c.id.in_(ids), jobs.c.status == "expired")).scalars())
+                if ended:
+                    connection.execute(sa.update(runs).where(runs.c.job_id.in_(ended)).values(outcome="expired"))
+                total += len(ended)
+        if len(ids) < EXPIRE_CHUNK:
+            break
+    if total:
+        logger.warning("IndexNow: %d job(s) expired before a worker could start them", total)
+    return total
 
 
 def reset_stale(state: IndexNowState, now: datetime | None = None) -> int:
@@ -121,9 +168,12 @@ def claim(state: IndexNowState, queues: Sequence[str] = (), now: datetime | None
     jobs = state.models.job
     c = jobs.c
     token = secrets.token_hex(16)
+    now = now or clock.utcnow()
+    # A job past its expiry is never started (expire_due() ends it); a retry was started already.
+    fresh = sa.or_(c.expires_at.is_(None), c.attempts > 0, c.expires_at >= now)
     rows = claims.claim(
         state.engine(), jobs, (c.id, c.handler, c.queue, c.payload, c.attempts, c.max_attempts),
-        limit=1, now=now or clock.utcnow(), token=token, where=[c.queue.in_(list(queues))] if queues else [],
+        limit=1, now=now, token=token, where=[fresh, *([c.queue.in_(list(queues))] if queues else [])],
         count_attempt=True,
     )
     if not rows:
@@ -151,6 +201,7 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
     """
     result = result if result is not None else JobsResult()
     error: str | None = None
+    started = clock.utcnow()
     try:
         handler = resolve_handler(state, job.handler)
         # The claim is committed; the handler starts with no transaction open.
@@ -167,7 +218,7 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
             state.db.session.remove()  # whatever the handler left open is rolled back
         except Exception:
             logger.warning("IndexNow: could not clean up the session after job %s", job.id, exc_info=True)
-    status = finish(state, job, error)
+    status = finish(state, job, error, started_at=started)
     if status == "completed":
         result.completed += 1
     elif status == "pending":
@@ -179,10 +230,15 @@ def run_one(state: IndexNowState, job: ClaimedJob, result: JobsResult | None = N
     return status
 
 
-def finish(state: IndexNowState, job: ClaimedJob, error: str | None) -> str:
-    """Write the outcome of ``job`` (if we still own it); returns its status."""
+def finish(state: IndexNowState, job: ClaimedJob, error: str | None, *, started_at: datetime | None = None) -> str:
+    """Write the outcome of ``job`` (if we still own it); returns its status.
+
+    ``started_at``: when this attempt began, kept for the run's duration.
+    """
     now = clock.utcnow()
     released: dict[str, Any] = {"claimed_at": None, "claim_token": None}
+    if started_at is not None:
+        released["started_at"] = started_at
     values: dict[str, Any]
     if error is None:
         status, values = "completed", {"finished_at": now, "last_error": None, **released}
@@ -211,7 +267,7 @@ def run_due(
     due, or when ``should_stop()`` says so between two jobs.
     """
     limit = state.settings.batch_size if limit is None else limit
-    result = JobsResult(reset_stale=reset_stale(state))
+    result = JobsResult(reset_stale=reset_stale(state), expired=expire_due(state))
     for _ in range(limit):
         if should_stop():
             break

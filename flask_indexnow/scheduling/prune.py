@@ -3,7 +3,8 @@
 Rows go in bounded chunks, each its own short transaction: a first prune of
 a large table neither holds a long lock nor builds a huge undo log, and the
 web requests writing history meanwhile are never blocked for long. Finished
-jobs (``completed`` or ``failed``) older than the same retention go too.
+jobs (``completed``, ``failed`` or ``expired``) and the schedules' history
+older than the same retention go too.
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ class PruneResult:
     history: int = 0
     jobs: int = 0
     days: int | None = None
+    schedule_runs: int = 0
 
     def __str__(self) -> str:
         if self.days is None:
             return "history retention is off (INDEXNOW_HISTORY_RETENTION_DAYS = None): nothing pruned"
-        return f"pruned {self.history} history row(s) and {self.jobs} finished job(s) older than {self.days} day(s)"
+        runs = f", {self.schedule_runs} schedule occurrence(s)" if self.schedule_runs else ""
+        return (f"pruned {self.history} history row(s){runs} and {self.jobs} finished job(s) "
+                f"older than {self.days} day(s)")
 
 
 def prune_history(state: IndexNowState, days: int | None = None, *, chunk: int = CHUNK) -> PruneResult:
@@ -56,9 +60,12 @@ def prune_history(state: IndexNowState, days: int | None = None, *, chunk: int =
     result = PruneResult(days=days)
     result.history = _delete_in_chunks(state, history, history.c.created_at < cutoff, chunk)
     result.jobs = _delete_in_chunks(
-        state, jobs, sa.and_(jobs.c.status.in_(("completed", "failed")), jobs.c.finished_at < cutoff), chunk
+        state, jobs, sa.and_(jobs.c.status.in_(("completed", "failed", "expired")), jobs.c.finished_at < cutoff),
+        chunk,
     )
-    if result.history or result.jobs:
+    runs = state.models.schedule_run
+    result.schedule_runs = _delete_in_chunks(state, runs, runs.c.created_at < cutoff, chunk)
+    if result.history or result.jobs or result.schedule_runs:
         logger.info("IndexNow: %s", result)
     return result
 

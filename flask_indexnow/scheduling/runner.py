@@ -1,6 +1,7 @@
 """``flask indexnow work``: the long-running worker.
 
-Each loop: evaluate schedules (at start, then about once a minute), run a URL
+At its first evaluation of the schedules the worker syncs the declared ones
+(:mod:`.sync`). Each loop: evaluate schedules (at start, then about once a minute), run a URL
 pass, run due jobs (stale ones taken back first). When a loop found nothing
 to do, the worker sleeps ``sleep`` seconds; a full batch makes it go again at
 once. After a URL pass that could not send, the next one waits: until the
@@ -32,11 +33,13 @@ import sqlalchemy as sa
 
 from .. import clock
 from ..delivery.worker import PassResult, process_queue
-from ..missing import is_missing_table, tables_missing_error
+from ..errors import TablesMissingError
+from ..missing import is_missing_column, is_missing_table, outdated_tables_message, tables_missing_error
 from ..sqlutil import error_text
 from ..state import IndexNowState
 from . import jobs, scheduler
 from .builtins import ensure_builtin_schedules
+from .sync import sync
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +93,7 @@ class Worker:
     _next_schedules: datetime | None = None
     _next_urls: datetime | None = None
     _errors_in_a_row: int = 0
+    _synced: bool = False
 
     def stop(self) -> None:
         """Ask the loop to end after the step under way."""
@@ -104,6 +108,9 @@ class Worker:
         result = LoopResult()
         try:
             if schedules:
+                if not self._synced:
+                    logger.info("IndexNow worker: declared schedules synced: %s", sync(self.state))
+                    self._synced = True
                 if self.state.settings.scheduler_enabled:
                     ensure_builtin_schedules(self.state)
                 result.dispatched = scheduler.tick(self.state)
@@ -117,6 +124,8 @@ class Worker:
         except sa.exc.DBAPIError as exc:
             if is_missing_table(exc):  # no reconnecting will create them: stop with the one line
                 raise tables_missing_error(self.state.prefix) from None
+            if is_missing_column(exc):  # nor bring them up to date
+                raise TablesMissingError(outdated_tables_message(self.state.prefix)) from None
             result.error = error_text(exc)
             self._errors_in_a_row += 1
             logger.error("IndexNow worker: database error, reconnecting: %s", result.error)

@@ -4,7 +4,8 @@
 mounts at INDEXNOW_STATUS_URL_PREFIX:
 
 - ``GET /``: the page; ``GET /status.json``: every count it shows;
-- ``POST /process`` and ``POST /retry-failed``: its two buttons, refused
+- ``POST /process`` and ``POST /retry-failed``: its two buttons, and
+  ``POST /schedules/pause|resume|trigger`` (:mod:`.schedule_views`), refused
   cross-site (see :mod:`.csrf`);
 - everything behind ``@indexnow.status_auth``: 403 until the app registers it
   and it returns True.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from flask import Blueprint
 
-from . import views
+from . import schedule_views, views
 from .csrf import CSRFError
 from .display import FILTERS
 
@@ -37,6 +38,9 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/status.json", "status_json", views.status_json, methods=["GET"])
     bp.add_url_rule("/process", "process", views.process, methods=["POST"])
     bp.add_url_rule("/retry-failed", "retry_failed", views.retry_failed, methods=["POST"])
+    bp.add_url_rule("/schedules/pause", "schedule_pause", schedule_views.pause, methods=["POST"])
+    bp.add_url_rule("/schedules/resume", "schedule_resume", schedule_views.resume, methods=["POST"])
+    bp.add_url_rule("/schedules/trigger", "schedule_trigger", schedule_views.trigger, methods=["POST"])
     bp.register_error_handler(CSRFError, views.refused)
     bp.register_error_handler(sa.exc.SQLAlchemyError, views.database_error)
     for name, fn in FILTERS.items():

@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from .. import engines
+from ..scheduling.report import schedules_json
 from ..state import IndexNowState
 from ..stats import collect_status
 from ..watching import skipped
@@ -39,6 +40,7 @@ def status_document(state: IndexNowState, connection: Any = None) -> dict[str, A
               for e in data["engines"] if e["paused_until"]]
     data["verdict"] = judge(state, data, pauses).as_dict()
     data["skipped_events_24h"] = skipped.last_24h(state)  # None: the cache could not say
+    data["schedules"] = schedules_json(state, connection)  # each with its last outcome and result
     return data
 
 

@@ -12,13 +12,14 @@ from flask.typing import ResponseReturnValue
 
 from .. import queue
 from ..delivery import worker
+from ..scheduling.report import schedule_entries
 from ..sitemap.cache import summary as sitemap_summary
 from ..sqlutil import error_text
 from ..state import IndexNowState, get_state
 from . import csrf
 from .chart import build_chart
 from .document import status_document
-from .queries import HistoryFilter, failed_rows, history_page, recent_jobs, schedules
+from .queries import HistoryFilter, failed_rows, history_page, recent_jobs
 
 logger = logging.getLogger(__name__)
 NOTICE_KEY = "_indexnow_notice"
@@ -63,7 +64,7 @@ def index() -> ResponseReturnValue:
         data = status_data(state, connection)
         page = history_page(state, connection, flt)
         failed = failed_rows(state, connection)
-        schedule_rows = schedules(state, connection)
+        schedule_rows = schedule_entries(state, connection)  # each with its newest occurrence
         jobs = recent_jobs(state, connection)
     notice = session.pop(NOTICE_KEY, None) if csrf.available() else None
     return render_template(

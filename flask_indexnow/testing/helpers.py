@@ -60,6 +60,8 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
     changes: dict[str, Any] = {"endpoint": config["INDEXNOW_ENDPOINT"], "allow_private_endpoint": True}
     if "endpoints" in {f.name for f in dataclasses.fields(old_settings)}:  # several engines: the recorder is all of them
         changes["endpoints"] = ()  # one engine, the recorder: rows are queued for "the first engine"
+    if getattr(old_settings, "implied_dry_run", None):  # an endpoint is now given: the implied dry run ends
+        changes.update(dry_run=False, implied_dry_run=None)
     state.settings = dataclasses.replace(old_settings, **changes)
     app.config.update(config)
 

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from .. import claims, clock, engines, retry
+from ..metrics import totals
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
@@ -183,6 +184,7 @@ def _history(state: IndexNowState, connection: sa.Connection, rows: Sequence[Any
     history = state.models.history
     for part in chunks(entries, ROWS_PER_STATEMENT):
         connection.execute(sa.insert(history), list(part))
+    totals.record_rows(connection, state, rows, status, now)  # the metrics' delivery counters, in this transaction
 
 
 def _retry(state: IndexNowState, connection: sa.Connection, token: str, rows: Sequence[Any],

@@ -59,3 +59,21 @@ def run_jobs(database_url: str, prefix: str, marks: str, barrier: Any) -> int:
         barrier.wait(timeout=60)
         result = jobs.run_due(state, limit=100_000)
     return result.completed
+
+
+@reporting
+def control_at_once(database_url: str, prefix: str, marks: str, barrier: Any, control: str,
+                    name: str) -> tuple[bool, int | None]:
+    """Call one operator control (``trigger`` or ``resume_catch_up``) at the same moment as the others."""
+    from flask_indexnow.scheduling import controls
+
+    app = create_app(database_url, prefix, marks)
+    with app.app_context():
+        state = get_state()
+        state.engine().connect().close()  # connected before the barrier: the calls meet at the database
+        barrier.wait(timeout=60)
+        if control == "trigger":
+            result = controls.trigger(state, name)
+        else:
+            result = controls.resume(state, name, catch_up=True)
+    return result.changed, result.job_id

@@ -47,9 +47,10 @@ def test_add_every_and_list(site: Flask) -> None:
     listing = run(site, "schedule", "list")
     assert listing.exit_code == 0
     header, line = listing.output.splitlines()
-    assert header.split() == ["HANDLER", "WHEN", "QUEUE", "OVERLAP", "NEXT", "RUN", "LAST", "RUN"]
-    assert line.split() == ["cleanup_handler", "every", "1", "hour", "maintenance", "skip",
-                            "2024-05-01", "13:00:00", "UTC", "-"]
+    assert header.split() == ["NAME", "HANDLER", "WHEN", "QUEUE", "OVERLAP", "NEXT", "RUN", "LAST", "RUN",
+                              "STATE", "FROM", "LAST", "OUTCOME"]
+    assert line.split() == ["cleanup_handler", "cleanup_handler", "every", "1", "hour", "maintenance", "skip",
+                            "2024-05-01", "13:00:00", "UTC", "-", "active", "manual", "-"]
 
 
 def test_add_cron_with_a_time_zone(site: Flask) -> None:
@@ -96,7 +97,7 @@ def test_remove(site: Flask, ext: IndexNow) -> None:
     result = run(site, "schedule", "remove", "cleanup_handler")
     assert result.exit_code == 0 and "Removed" in result.output
     assert rows(site, "Schedule") == []
-    one_line_error(run(site, "schedule", "remove", "cleanup_handler"), "no schedule for handler 'cleanup_handler'")
+    one_line_error(run(site, "schedule", "remove", "cleanup_handler"), "no schedule named 'cleanup_handler'")
 
 
 def test_run_dispatches_due_schedules(site: Flask, ext: IndexNow, clock: FakeClock) -> None:

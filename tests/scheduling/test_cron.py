@@ -50,7 +50,7 @@ def test_a_time_zone_moves_the_instant() -> None:
     [
         ("0 3 * *", "exactly 5 fields"),
         ("0 0 3 * * *", "exactly 5 fields"),
-        ("@daily", "exactly 5 fields"),
+        ("@reboot", "the aliases are"),  # @daily and the other aliases are valid since issue 21
         ("", "exactly 5 fields"),
         ("61 0 * * *", "invalid cron expression"),
         ("0 25 * * *", "invalid cron expression"),
@@ -137,3 +137,18 @@ def test_a_dst_schedule_dispatches_once_per_local_day(make_app, clock: FakeClock
     runs_at = sorted(j.created_at for j in jobs)
     assert runs_at[0] == datetime(2024, 3, 31, 1, 30, tzinfo=UTC)  # 03:30 CEST, the shifted 02:30
     assert runs_at[2] == datetime(2024, 10, 27, 0, 30, tzinfo=UTC)  # the first 02:30, not the second
+
+
+@pytest.mark.parametrize(("alias", "fields"), [
+    ("@yearly", "0 0 1 1 *"), ("@annually", "0 0 1 1 *"), ("@monthly", "0 0 1 * *"), ("@weekly", "0 0 * * 0"),
+    ("@daily", "0 0 * * *"), ("@midnight", "0 0 * * *"), ("@hourly", "0 * * * *"), (" @DAILY ", "0 0 * * *"),
+])
+def test_aliases_run_as_their_fields(alias: str, fields: str) -> None:
+    after = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
+    cron = Cron.parse(alias, "Europe/Rome")
+    assert cron.expression == alias.strip().lower()  # kept as written, for the listing
+    expected = Cron.parse(fields, "Europe/Rome")
+    start = after
+    for _ in range(3):  # the same instants, three in a row
+        assert cron.next_after(start) == expected.next_after(start)
+        start = expected.next_after(start)

@@ -43,8 +43,8 @@ def test_every_count(status_app, clock):
     assert data["queue"] == {"pending": 2, "processing": 1, "failed": 1, "total": 4, "due_now": 1, "waiting": 1,
                              "oldest_due_age_seconds": 600.0, "inbox": 0}
     assert data["history_24h"] == {"success": 2, "retry": 1, "failed": 1, "dry_run": 1, "skipped": 0}
-    assert data["jobs"] == {"pending": 1, "processing": 0, "completed": 0, "failed": 0, "schedules": 1,
-                            "schedules_enabled": 1}
+    assert data["jobs"] == {"pending": 1, "processing": 0, "completed": 0, "failed": 0, "expired": 0,
+                            "schedules": 1, "schedules_enabled": 1}
     assert data["key_states"] == {"unknown": 1, "pending": 1, "verified": 0, "rejected": 0}
     assert [h["host"] for h in data["hosts"]] == ["example.com", "staging.example.org"]
     assert len(data["deliveries_per_hour"]) == CHART_HOURS
