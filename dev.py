@@ -2,9 +2,12 @@
 """Set everything up and run the demo or the test suite, on a fresh clone with only Python 3.
 
     python3 dev.py demo          # venv + install + demo site on http://127.0.0.1:5000
-    python3 dev.py test          # venv + install + services + browser + ruff + mypy + the whole suite
-    python3 dev.py test --fast   # ruff + the pure tier (no database, no service, no browser)
+    python3 dev.py test          # venv + install + services + browser + ruff + deptry + mypy + the whole
+                                 # suite, then the suite again in .venv-min (every dependency at its floor)
+    python3 dev.py test --fast   # ruff + deptry + the pure tier (no database, no service, no browser)
     python3 dev.py test --no-browser   # everything but the browser tests (no Chromium installed)
+    python3 dev.py test --no-min       # skip the minimum-versions pass (local runs only; CI always runs it)
+    python3 dev.py test --min-only     # only the minimum-versions pass
     python3 dev.py bench         # venv + install + services + the benchmark table
     python3 dev.py docs          # venv + install + the documentation site in docs/_build/html
 
@@ -31,6 +34,13 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 DEV_REQUIREMENTS = ROOT / "requirements" / "dev.txt"
+#: Every runtime dependency pinned at its floor: the constraints of the minimum-versions pass.
+MINIMUM = ROOT / "requirements" / "minimum.txt"
+MIN_VENV = ROOT / ".venv-min"
+MIN_BIN = MIN_VENV / ("Scripts" if os.name == "nt" else "bin")
+MIN_PYTHON = MIN_BIN / ("python.exe" if os.name == "nt" else "python")
+#: The oldest Python the package supports (requires-python): the minimum-versions pass runs on it when it is here.
+OLDEST_PYTHON = (3, 10)
 DOCS_HTML = ROOT / "docs" / "_build" / "html"
 #: The pure tier: no database (SQLite included), no Redis, no browser, no long runs.
 FAST_TIER = "not db and not slow"
@@ -93,6 +103,57 @@ def _installed(extras: str, dev: bool) -> bool:
     return False
 
 
+def oldest_python() -> str:
+    """The oldest supported Python found on this machine (``python3.10`` on PATH or under pyenv), else this one.
+
+    The floors are the floors on the oldest Python too; where it is missing the
+    pass still proves them on the Python that runs dev.py.
+    """
+    name = "python{}.{}".format(*OLDEST_PYTHON)
+    candidates = [shutil.which(name)]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += sorted(str(p) for p in pyenv.glob("{}.{}.*/bin/{}".format(*OLDEST_PYTHON, name)))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys, venv; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == str(OLDEST_PYTHON):  # a pyenv shim may not run
+            return candidate
+    return sys.executable
+
+
+def ensure_min_venv() -> None:
+    """Create .venv-min: the package with its test extra, every runtime dependency at its floor.
+
+    ``pip install -c requirements/minimum.txt``: the constraints pin the runtime
+    dependencies (and the extras' drivers); the test tools take their newest
+    release that installs beside them. Quiet when the stamp is newer than
+    pyproject.toml and the constraints.
+    """
+    stamp = MIN_VENV / ".installed-min"
+    if stamp.exists() and stamp.stat().st_mtime >= max(p.stat().st_mtime for p in (ROOT / "pyproject.toml", MINIMUM)):
+        return
+    if not MIN_PYTHON.exists():
+        run(oldest_python(), "-m", "venv", MIN_VENV)
+    run(MIN_PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(MIN_PYTHON, "-m", "pip", "install", "--quiet", "-c", MINIMUM, "-e", ".[test]", "pytest-xdist")
+    run(MIN_PYTHON, "-m", "pip", "check")
+    stamp.touch()
+
+
+def min_versions_pass(args: list[str], env: dict[str, str]) -> int:
+    """The suite again in .venv-min: proves the floors pyproject.toml declares are true."""
+    print("dev.py test: the minimum-versions pass (.venv-min, requirements/minimum.txt).", flush=True)
+    ensure_min_venv()
+    run(MIN_PYTHON, "-c", "import sys; from importlib.metadata import version; print('minimum versions: Python', "
+        "sys.version.split()[0], *(f'{n} {version(n)}' for n in ('flask', 'sqlalchemy', 'flask-sqlalchemy', "
+        "'requests', 'urllib3')))", check=False)
+    # The docs build proves the docs tools (development requirements, not runtime ones): once, in .venv, is enough.
+    # INDEXNOW_MINIMUM_VERSIONS=1: tests/test_dependency_floors.py checks that the floors are what is installed.
+    return _pytest_code(run(MIN_PYTHON, "-m", "pytest", *parallel(), "-p", "no:cacheprovider",
+                            "--ignore", "tests/test_docs_build.py", *args, check=False,
+                            env={**env, "INDEXNOW_MINIMUM_VERSIONS": "1"}))
+
+
 def start_services() -> None:
     """Start the local services the tests use, where this machine has them and they are down."""
     if (ROOT / "scripts" / "services.sh").exists():
@@ -116,6 +177,8 @@ def _flag(args: list[str], name: str) -> bool:
 
 def test(args: list[str]) -> int:
     fast = _flag(args, "--fast")
+    no_min = _flag(args, "--no-min")
+    min_only = _flag(args, "--min-only")
     in_ci = os.environ.get("CI", "").lower() == "true"
     no_browser = _flag(args, "--no-browser") or os.environ.get("INDEXNOW_SKIP_BROWSER", "").lower() in ("1", "true", "yes")
     if in_ci:
@@ -124,7 +187,7 @@ def test(args: list[str]) -> int:
     env = dict(os.environ)
     if fast:
         print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
-        lint = run(BIN / "ruff", "check", ".", check=False)
+        lint = run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
         code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *parallel(per_core=1), *args, check=False, env=env)
         return _pytest_code(code) or lint
     if no_browser:
@@ -138,10 +201,17 @@ def test(args: list[str]) -> int:
     start_services()
     if not no_browser and shutil.which("bash") and (ROOT / "scripts" / "install_browser.sh").exists():
         run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
-    lint = run(BIN / "ruff", "check", ".", check=False)
+    if min_only:
+        return min_versions_pass(args, env)
+    lint = run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
     with beside(BIN / "mypy") as mypy:
-        code = run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env)
-    return _pytest_code(code) or lint or mypy.returncode
+        code = _pytest_code(run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env))
+    if no_min and not in_ci:
+        print("dev.py test: the minimum-versions pass skipped (--no-min).", flush=True)
+        minimum = 0
+    else:
+        minimum = min_versions_pass(args, env)
+    return code or minimum or lint or mypy.returncode
 
 
 @contextlib.contextmanager

@@ -23,7 +23,19 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from . import delivery, editing, enqueue, last_seen, metrics, processes, schedules, sitemap, verification, web
+from . import (
+    delivery,
+    editing,
+    enqueue,
+    last_seen,
+    metrics,
+    processes,
+    schedules,
+    sitemap,
+    verification,
+    watched_save,
+    web,
+)
 from .harness import Figure, machine, table
 from .site import MYSQL_URL, POSTGRES_URL, drop_all
 
@@ -59,10 +71,12 @@ class Sizes:
     runs_big: int = 500_000
     runs_small: int = 1_000
     runs_rounds: int = 7
+    watched_rounds: int = 9
+    watched_saves: int = 100
     editing_rounds: int = 6
     editing_requests: int = 400
-    watched_rounds: int = 7
-    watched_saves: int = 200
+    related_save_rounds: int = 7
+    related_saves: int = 200
 
 
 QUICK = Sizes(
@@ -71,8 +85,8 @@ QUICK = Sizes(
     single_count=50, single_rounds=2, scaling_urls=4_000, scaling_rounds=1, memory_urls=2_000,
     last_seen_rounds=5, last_seen_requests=50, verify_urls=100, verify_rounds=3, sitemap_big=50_000,
     sitemap_small=5_000, scrape_big=50_000, scrape_small=5_000, scrapes=5,
-    runs_big=50_000, runs_small=500, runs_rounds=3, editing_rounds=2, editing_requests=80, watched_rounds=2,
-    watched_saves=30,
+    runs_big=50_000, runs_small=500, runs_rounds=3, watched_rounds=3, watched_saves=20, editing_rounds=2,
+    editing_requests=80, related_save_rounds=2, related_saves=30,
 )
 
 
@@ -105,10 +119,10 @@ def mariadb_available() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs")
-    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-14)")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers (1-15)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 15))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 16))
     pg_version = postgres_available()
     maria_version = mariadb_available()
 
@@ -163,10 +177,12 @@ def main(argv: list[str] | None = None) -> int:
                                                     s.runs_rounds)),
             (12, "pg", lambda: schedules.last_outcome(12, POSTGRES_URL, s.runs_big, s.runs_small, s.runs_rounds)),
             (12, "maria", lambda: schedules.last_outcome(12, MYSQL_URL, s.runs_big, s.runs_small, s.runs_rounds)),
-            (13, "pg", lambda: editing.editing_workload(13, POSTGRES_URL, s.editing_rounds, s.editing_requests)),
-            (13, "", lambda: editing.editing_workload(13, f"sqlite:///{work / 'blog.db'}", s.editing_rounds,
+            (13, "pg", lambda: watched_save.watched_save(13, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
+            (13, "maria", lambda: watched_save.watched_save(13, MYSQL_URL, s.watched_rounds, s.watched_saves)),
+            (14, "pg", lambda: editing.editing_workload(14, POSTGRES_URL, s.editing_rounds, s.editing_requests)),
+            (14, "", lambda: editing.editing_workload(14, f"sqlite:///{work / 'blog.db'}", s.editing_rounds,
                                                       s.editing_requests)),
-            (14, "pg", lambda: editing.watched_save(14, POSTGRES_URL, s.watched_rounds, s.watched_saves)),
+            (15, "pg", lambda: editing.watched_save(15, POSTGRES_URL, s.related_save_rounds, s.related_saves)),
         ]
         try:
             available = {"": True, "pg": pg_version is not None, "maria": maria_version is not None}

@@ -1,4 +1,4 @@
-"""The blog that figure 13 serves with gunicorn: posts with tag pages, edited and read.
+"""The blog that figure 14 serves with gunicorn: posts with tag pages, edited and read.
 
 ``gunicorn "benchmarks.blog_server:create_app()"`` builds it from the JSON in
 ``INDEXNOW_BENCH_BLOG`` (database URL, table prefix, endpoint, variant). The

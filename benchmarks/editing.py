@@ -1,11 +1,11 @@
-"""Figures 13 and 14: what the extension costs an editing site (issue 19).
+"""Figures 14 and 15: what the extension costs an editing site (issue 19).
 
-13. An editing workload (saves and page views, 4 client threads) against a blog
+14. An editing workload (saves and page views, 4 client threads) against a blog
    served by gunicorn with 4 sync workers, a real local endpoint answering in
    50 ms: without the extension, with it (the background ticker), and with it
    ticking in the close callback as before (the request's worker busy for the
    tick). Latency median and p95 per variant, interleaved rounds.
-14. One watched save (``related=`` and ``fields=``) against the same save of an
+15. One watched save (``related=`` and ``fields=``) against the same save of an
    unwatched model, in process, PostgreSQL: the cost the save's transaction pays.
 """
 

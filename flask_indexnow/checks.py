@@ -16,6 +16,7 @@ from .delivery.breaker import CacheUnavailable
 from .delivery.endpoint import endpoints_problem
 from .keys.keyfile import serves_key_file
 from .keys.rules import key_problem
+from .keys.scope import template_directory
 from .safetext import safe_text
 from .state import IndexNowState
 
@@ -172,9 +173,11 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
     problem = key_problem(settings.key)
     if settings.keys and settings.key is None:
         problem = None
+    previous = (f" Previous keys, still served and never submitted (INDEXNOW_PREVIOUS_KEYS): "
+                f"{', '.join(settings.previous_keys)}." if settings.previous_keys else "")
     checks.append(Check(
         "key", problem is None,
-        "The IndexNow key is valid." if problem is None else problem,
+        ("The IndexNow key is valid." if problem is None else problem) + previous,
         None if problem is None else "Run `flask indexnow key generate` and set INDEXNOW_KEY to the key it prints.",
     ))
     if serves_key_file(state):
@@ -185,9 +188,12 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
             None if served else "Set a valid INDEXNOW_KEY; the extension then serves /<key>.txt itself.",
         ))
     else:
+        directory = template_directory(settings)
+        scope = (f" Its directory is the key's scope: only URLs under {directory} of each host are accepted."
+                 if directory else "")
         checks.append(Check(
             "key_file", True,
-            f"The key file is expected at {settings.key_location} (served outside this app).",
+            f"The key file is expected at {settings.key_location} (served outside this app).{scope}",
             None, "warning",
         ))
     problem = endpoints_problem(settings)
@@ -210,7 +216,11 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
             None if scheduler_active else "Run `flask indexnow work` under a process supervisor (see the README).",
             "warning",
         ))
-    if settings.dry_run:
+    if settings.implied_dry_run:
+        checks.append(Check("dry_run", False, f"Dry run, because {settings.implied_dry_run} and no endpoint or "
+                            "INDEXNOW_DRY_RUN is set: nothing is sent.",
+                            "Set INDEXNOW_DRY_RUN = False (or INDEXNOW_ENDPOINT) to send.", "warning"))
+    elif settings.dry_run:
         checks.append(Check("dry_run", False, "INDEXNOW_DRY_RUN is on: nothing is sent.",
                             "Set INDEXNOW_DRY_RUN = False in production.", "warning"))
     if not settings.enabled:

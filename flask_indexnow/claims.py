@@ -65,18 +65,29 @@ def keep_stamp(table: sa.Table) -> dict[str, Any]:
 def connection(bind: Bind) -> Iterator[sa.Connection]:
     """One connection for a run of short transactions: ``bind`` itself, or one checked out of the engine.
 
-    MySQL/MariaDB run them in READ COMMITTED, set once here (and reset by the
-    pool when the connection goes back): under their default REPEATABLE READ
-    a locking statement keeps locks on every row it scanned, and concurrent
-    workers deadlock on rows none of them wanted.
+    They run in READ COMMITTED, set once here (and reset by the pool when the
+    connection goes back). MySQL/MariaDB always: under their default
+    REPEATABLE READ a locking statement keeps locks on every row it scanned,
+    and concurrent workers deadlock on rows none of them wanted. PostgreSQL
+    when the site's engine uses a stricter level (``isolation_level=``): the
+    extension's short transactions then neither fail serialization checks
+    nor take part in the site's (issue 18), and each statement of a merge
+    sees what was committed before it.
     """
     if isinstance(bind, sa.Connection):
         yield bind
         return
     with bind.connect() as own:
-        if dialect_name(bind) == "mysql":
-            own.execution_options(isolation_level="READ COMMITTED")
+        read_committed(own)
         yield own
+
+
+def read_committed(connection: sa.Connection) -> None:
+    """Run ``connection``'s next transactions in READ COMMITTED where the database's default or the engine's
+    level is another (see :func:`connection`)."""
+    dialect = dialect_name(connection)
+    if dialect == "mysql" or (dialect == "postgresql" and connection.default_isolation_level != "READ COMMITTED"):
+        connection.execution_options(isolation_level="READ COMMITTED")
 
 
 def run(bind: Bind, work: Callable[[sa.Connection], T]) -> T:
@@ -104,8 +115,7 @@ def run(bind: Bind, work: Callable[[sa.Connection], T]) -> T:
                 raise
             logger.info("IndexNow: database connection lost (%s); trying again on a new one", exc.orig)
         # The Connection reconnects on next use, without the session settings made on the old one.
-        if dialect_name(held) == "mysql":
-            held.execution_options(isolation_level="READ COMMITTED")
+        read_committed(held)
         return retrying(step)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,6 +30,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "INDEXNOW_KEY": (None, "the IndexNow key: 8-128 characters of a-z A-Z 0-9 -"),
     "INDEXNOW_KEY_LOCATION": (None, "URL of the key file, may hold {host} and {key}; None: https://{host}/{key}.txt, served by the extension"),
     "INDEXNOW_KEYS": ({}, "mapping host -> key for several sites in one app; overrides INDEXNOW_KEY for those hosts"),
+    "INDEXNOW_PREVIOUS_KEYS": ((), "keys rotated out (a list, or one string separated by commas): their key files are still served, for an engine still checking an old submission; never submitted (`flask indexnow key rotate`)"),
     "INDEXNOW_ENDPOINT": (DEFAULT_ENDPOINT, "where batches are POSTed"),
     "INDEXNOW_ENDPOINTS": (None, "several engines: a list of endpoint URLs (or a comma/space separated string), each sent every batch with its own retries, pause and budget; replaces INDEXNOW_ENDPOINT"),
     "INDEXNOW_REQUESTS_PER_MINUTE": (None, "most POSTs each engine gets per minute, shared by every process through the cache; None: no budget (at most 10000)"),
@@ -158,6 +159,11 @@ class Settings:
     sitemap_url: str | None = None
     sitemap_max_urls: int = SITEMAP_MAX_URLS
     sitemap_cache_seconds: int = 300
+    # Key rotation, and the dry run that app.testing / app.debug imply.
+    #: INDEXNOW_PREVIOUS_KEYS: served, never submitted.
+    previous_keys: tuple[str, ...] = ()
+    #: Why the dry run is on when no setting asked for it ("app.testing is True" …); None: as configured.
+    implied_dry_run: str | None = None
 
 
 _SITEMAP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/-]*[A-Za-z0-9_~-]\.xml")
@@ -334,6 +340,7 @@ def derived_hosts(config: Mapping[str, Any], base_url: str | None, keys: Mapping
 
 def load_settings(config: dict[str, Any]) -> Settings:
     """Fill in defaults, validate every key and return the app's :class:`Settings`."""
+    implied_dry_run = _implied_dry_run(config)  # before setdefault: what the app gave explicitly
     for name, (default, _meaning) in DEFAULTS.items():
         config.setdefault(name, dict(default) if isinstance(default, dict) else default)
 
@@ -414,7 +421,11 @@ def load_settings(config: dict[str, Any]) -> Settings:
         verify=_verify(config["INDEXNOW_VERIFY"]),
         tick_mode=_tick_mode(config["INDEXNOW_TICK_MODE"]),
         **_sitemap(config),
+        previous_keys=_previous_keys(config["INDEXNOW_PREVIOUS_KEYS"], config["INDEXNOW_KEY"]),
+        implied_dry_run=implied_dry_run,
     )
+    if implied_dry_run:
+        settings = replace(settings, dry_run=True)
     _check_timeout(settings)
     return settings
 
@@ -441,6 +452,46 @@ def _verify(value: Any) -> str | None:
     if isinstance(value, str) and value.strip().lower() in ("app", "http"):
         return value.strip().lower()
     raise ConfigurationError(f"INDEXNOW_VERIFY must be None, 'app' or 'http', got {value!r}")
+
+
+def _implied_dry_run(config: Mapping[str, Any]) -> str | None:
+    """Why an app's own tests or debug runs must not reach a real engine, or None.
+
+    With ``TESTING`` (or ``DEBUG``) on and neither an endpoint nor INDEXNOW_DRY_RUN
+    given explicitly, the default endpoint is a real engine: nothing is sent.
+    Decided before the defaults are filled in, so an explicit
+    ``INDEXNOW_DRY_RUN = False`` (or an endpoint) still sends.
+    """
+    if "INDEXNOW_DRY_RUN" in config or "INDEXNOW_ENDPOINT" in config \
+            or config.get("INDEXNOW_ENDPOINTS") is not None:
+        return None
+    for flag, name in (("TESTING", "app.testing"), ("DEBUG", "app.debug")):
+        if config.get(flag):
+            return f"{name} is True"
+    return None
+
+
+def _previous_keys(value: Any, key: Any) -> tuple[str, ...]:
+    """INDEXNOW_PREVIOUS_KEYS as distinct valid keys; a bad one fails init_app, naming it."""
+    name = "INDEXNOW_PREVIOUS_KEYS"
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[\s,]+", value) if part]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
+        raise ConfigurationError(f"{name} must be a list of keys, got {value!r}")
+    keys: list[str] = []
+    for index, item in enumerate(value):
+        item = _key(item)
+        problem = key_problem(item)
+        if problem:
+            raise ConfigurationError(f"{name}[{index}]: " + problem.replace("INDEXNOW_KEY ", "a key ", 1)
+                                     .replace(" (run `flask indexnow key generate`)", ""))
+        if item == _key(key):
+            raise ConfigurationError(f"{name}[{index}] is INDEXNOW_KEY itself: list only the keys rotated out")
+        if item not in keys:
+            keys.append(item)  # type: ignore[arg-type]
+    return tuple(keys)
 
 
 def _endpoints(value: Any) -> tuple[str, ...]:
@@ -504,8 +555,10 @@ def _check_cache_type(value: Any) -> None:
         import_string(path)
     except ImportError:
         import flask_caching.backends
-
-        known = ", ".join(name for name in flask_caching.backends.__all__ if name != "BaseCache")
+        from flask_caching.backends.base import BaseCache
+        # The class names (Flask-Caching before 2.5 lists its old lower-case factory names in __all__).
+        known = ", ".join(sorted(name for name, obj in vars(flask_caching.backends).items()
+                                 if isinstance(obj, type) and issubclass(obj, BaseCache) and obj is not BaseCache))
         raise ConfigurationError(f"{key} {value!r} is no cache backend: use one of {known}, "
                                  "or the dotted path of a cache class") from None
 

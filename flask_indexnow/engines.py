@@ -100,13 +100,15 @@ def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
         endpoint = resolve(state, engine)
         if endpoint is not None:
             counts[(endpoint, status)] = counts.get((endpoint, status), 0) + int(count)
+    # An inbox event becomes one pending row per engine when the next pass merges it.
+    waiting = int(connection.execute(sa.select(sa.func.count()).select_from(state.models.inbox)).scalar_one())
     listed = []
     for endpoint in endpoints(state):
         pause = worker.endpoint_pause(state, engine=endpoint)
         usage = budget.usage(state, endpoint)
         listed.append({
             "endpoint": endpoint,
-            "pending": counts.get((endpoint, "pending"), 0),
+            "pending": counts.get((endpoint, "pending"), 0) + waiting,
             "processing": counts.get((endpoint, "processing"), 0),
             "failed": counts.get((endpoint, "failed"), 0),
             "paused_until": None if pause is None else pause[0].isoformat(),

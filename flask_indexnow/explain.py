@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import clock, engines
+from . import clock, engines, inbox
 from .config import MAX_ENDPOINTS
 from .delivery import budget
 from .delivery.worker import endpoint_pause, endpoint_paused_until
@@ -51,12 +51,14 @@ class Explanation:
     endpoint_paused_until: datetime | None = None
     #: Each configured engine: its own queue row (None: none open), its pause and its request budget.
     engines: list[dict[str, Any]] = field(default_factory=list)
+    #: Events for the URL queued inside the site's transactions, not merged into the queue yet (oldest first).
+    inbox: list[dict[str, Any]] = field(default_factory=list)
     story: list[str] = field(default_factory=list)
 
     @property
     def known(self) -> bool:
-        """True when the URL has a queue row, history or a ledger entry."""
-        return self.queue is not None or self.history_total > 0 or self.ledger is not None
+        """True when the URL has a queue row, an inbox event, history or a ledger entry."""
+        return self.queue is not None or bool(self.inbox) or self.history_total > 0 or self.ledger is not None
 
     def as_dict(self) -> dict[str, Any]:
         data = _jsonable(asdict(self))
@@ -121,6 +123,7 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         shown = (ledger.c.fingerprint, ledger.c.last_success_at, ledger.c.verdict, ledger.c.verified_at,
                  ledger.c.withdrawn_at)
         entry = connection.execute(sa.select(*shown).where(*ledger_filter).limit(1)).first()
+        waiting = [] if host is None else inbox.events_for(state, connection, host, stored_url)
 
     explanation = Explanation(
         url=url, normalized=normalized, host=host, accepted=accepted, refused_because=refused,
@@ -140,6 +143,8 @@ def explain_url(state: IndexNowState, url: str) -> Explanation:
         until = clock.as_utc(entry.last_success_at) + timedelta(seconds=interval)
         explanation.resubmit_held_until = until if until > now else None
 
+    explanation.inbox = [{"action": e.action, "available_at": clock.as_utc(e.available_at),
+                          "queued_at": clock.as_utc(e.created_at)} for e in waiting]
     explanation.endpoint_paused_until = endpoint_paused_until(state)
     explanation.engines = _engines(state, queued, now)
     explanation.story = _story(state, explanation, now)
@@ -231,6 +236,10 @@ def _story(state: IndexNowState, e: Explanation, now: datetime) -> list[str]:
         if q["last_http_status"] is not None or q["last_error"]:
             text += f"; last answer: {q['last_error'] or 'HTTP ' + str(q['last_http_status'])}"
         lines.append(text + ".")
+    if e.inbox:
+        last = e.inbox[-1]
+        lines.append(f"Inbox: {len(e.inbox)} event(s) saved in the site's transactions, the latest "
+                     f"{last['action']} {_when(last['queued_at'], now)}; the next pass merges them into the queue.")
     if e.history_total:
         lines.append(f"History: {e.history_total} answer(s)"
                      + (f", the latest {len(e.history)} below" if e.history_total > len(e.history) else "") + ".")

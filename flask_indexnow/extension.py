@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
@@ -14,8 +15,8 @@ from . import queue, scheduling
 from . import verify as verification
 from .cli import indexnow_group
 from .config import load_settings
+from .delivery import merge, worker
 from .delivery import tick as tick_module
-from .delivery import worker
 from .models import Models, get_models
 from .state import IndexNowState, get_state
 from .verify import Verdict
@@ -24,6 +25,8 @@ from .watching.events import Adapter
 from .web import register_web
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+logger = logging.getLogger(__name__)
 
 
 class IndexNowWarning(UserWarning):
@@ -70,6 +73,10 @@ class IndexNow:
                 "after db.init_app(app)."
             )
         settings = load_settings(app.config)
+        if settings.implied_dry_run:  # an app's own tests (or a debug run) never reach a real engine
+            logger.warning("IndexNow: dry run, because %s and neither INDEXNOW_ENDPOINT(S) nor INDEXNOW_DRY_RUN "
+                           "is set: nothing is sent to a search engine. Set INDEXNOW_DRY_RUN = False to send.",
+                           settings.implied_dry_run)
         cache = self._resolve_cache(app, cache if cache is not None else self._cache, settings.cache_config)
         state = IndexNowState(
             extension=self, db=db, cache=cache, models=get_models(db, settings.table_prefix), settings=settings
@@ -189,7 +196,12 @@ class IndexNow:
 
         Raises :class:`InvalidURLError` for a URL that may not be submitted.
         Returns the URL as queued (normalised), or None when nothing was queued
-        (INDEXNOW_ENABLED is False, or its content is unchanged).
+        (INDEXNOW_ENABLED is False, or its content is unchanged). In a
+        transaction of the caller's (``commit=False``, or a session holding
+        the caller's changes) the row waits in the inbox until the next pass
+        merges it (see :meth:`merge_inbox`); in one of its own, a transient
+        refusal (deadlock, lock timeout, serialization failure) is retried,
+        and raised once the retries run out.
         """
         return queue.enqueue(get_state(), url, action, available_at, commit=commit)
 
@@ -199,6 +211,14 @@ class IndexNow:
     ) -> queue.EnqueueResult:
         """Queue many URLs with set-based upserts; invalid ones are listed in the result."""
         return queue.enqueue_many(get_state(), urls, action, available_at, commit=commit)
+
+    def merge_inbox(self) -> int:
+        """Merge what the site's transactions queued (the inbox) into the queue now; returns how many events.
+
+        Every pass does this first; call it before reading the queue table
+        yourself (a test, a script) to see those rows there.
+        """
+        return merge.merge_inbox(get_state(), get_state().engine())
 
     def process_queue(self, limit: int | None = None) -> worker.PassResult:
         """Run one worker pass of at most ``limit`` rows (default INDEXNOW_BATCH_SIZE)."""

@@ -147,6 +147,17 @@ class ScheduleRunRow:
     outcome: Mapped[str]
     due_at: Mapped[datetime]
     job_id: Mapped[int | None]
+
+
+class InboxRow:
+    """An event saved inside the site's transaction, not merged into the queue yet."""
+
+    id: Mapped[int]
+    host: Mapped[str]
+    url: Mapped[str]
+    action: Mapped[str]
+    available_at: Mapped[datetime]
+    fingerprint: Mapped[str | None]
     created_at: Mapped[datetime]
 
 
@@ -161,6 +172,7 @@ class Models:
     URLState: type[URLStateRow]
     Totals: type[TotalRow]
     ScheduleRun: type[ScheduleRunRow]
+    Inbox: type[InboxRow]
     queue: sa.Table
     history: sa.Table
     schedule: sa.Table
@@ -168,10 +180,12 @@ class Models:
     url_state: sa.Table
     totals: sa.Table
     schedule_run: sa.Table
+    inbox: sa.Table
 
     @property
     def tables(self) -> list[sa.Table]:
-        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.totals, self.schedule_run]
+        return [self.queue, self.history, self.schedule, self.job, self.url_state, self.totals, self.schedule_run,
+                self.inbox]
 
 
 _registry: dict[tuple[int, str], Models] = {}
@@ -215,5 +229,6 @@ def _build(db: Any, prefix: str) -> Models:
         URLState=_mapped(db, URLStateRow, "IndexNowURL", tables.url_state, suffix),
         Totals=_mapped(db, TotalRow, "IndexNowTotals", tables.totals, suffix),
         ScheduleRun=_mapped(db, ScheduleRunRow, "IndexNowScheduleRun", tables.schedule_run, suffix),
+        Inbox=_mapped(db, InboxRow, "IndexNowInbox", tables.inbox, suffix),
         **tables._asdict(),
     )

@@ -10,6 +10,10 @@ the delivery under way neither deletes nor fails it. A row that waits for a
 retry keeps its wait and its attempts (issue 9 §7): saving a page again does
 not hammer a failing endpoint, and a page that keeps changing still fails
 after INDEXNOW_MAX_ATTEMPTS.
+
+Only writes in a transaction of the extension's own upsert the queue here;
+rows that join the caller's transaction go to the inbox (:mod:`.inbox`), and
+the next pass applies them with this same :func:`write_entries` (issue 18).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, scoped_session
 
-from . import clock, signals
+from . import claims, clock, inbox, signals
 from .delivery import due, setsql
 from .engines import queue_engines
+from .keys.scope import check_scope, split_by_scope
 from .missing import is_missing_table, tables_missing_error
 from .models import url_hash
+from .retry import retrying
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name, upsert
 from .state import IndexNowState, current_app_object
 from .urls import check_url, check_urls
@@ -88,6 +94,7 @@ def make_entry(
     """Validate one URL and build its :class:`Entry`; raises :class:`InvalidURLError`."""
     _check_action(action)
     checked = check_url(url, state.settings.allowed_hosts, state.settings.strip_query_params)
+    check_scope(state.settings, checked.host, checked.url)  # a key file's directory is the key's scope
     return Entry(checked.url, checked.host, action, _due(action, available_at), fingerprint)
 
 
@@ -112,11 +119,14 @@ def _due(action: str, available_at: datetime | date | None) -> datetime:
     return max(when, now)
 
 
-def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry]) -> list[Entry]:
+def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry], *,
+                  now: datetime | None = None) -> list[Entry]:
     """Upsert ``entries`` through ``executor`` (a Session or Connection), set-based.
 
     Returns the entries actually written: those skipped by the fingerprint
-    ledger are left out. Nothing is committed here.
+    ledger are left out. Nothing is committed here. ``now`` stamps the rows'
+    ``created_at``/``updated_at`` (default: now; the inbox merge gives its
+    events' own time, which the sitemap's lastmod reads).
     """
     latest: dict[tuple[str, str], Entry] = {}
     for entry in entries:  # within one call the last event wins too
@@ -130,7 +140,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry])
     if state.settings.resubmit_interval > 0 or any(e.fingerprint for e in batch):
         batch = _apply_ledger(state, executor, batch, only)
     table = state.models.queue
-    now = clock.utcnow()
+    now = now or clock.utcnow()
     connection = _connection_of(state, executor)
     if dialect_name(connection) in setsql.SUPPORTED:
         values = sorted(
@@ -319,7 +329,8 @@ def enqueue(
 
     # Without the ledger the write is one upsert statement, atomic on its own.
     one_statement = fingerprint is None and state.settings.resubmit_interval <= 0
-    urls, _ = _write_in_session(state, state.db.session, write, action, commit, one_statement=one_statement)
+    urls, _ = _write_in_session(state, state.db.session, write, lambda: [entry], action, commit,
+                                one_statement=one_statement)
     return entry.url if urls else None
 
 
@@ -338,11 +349,13 @@ def enqueue_many(
                         "use enqueue() for one URL, or pass [url]")
     result = EnqueueResult()
     checked, hosts, result.rejected = check_urls(urls, state.settings.allowed_hosts, state.settings.strip_query_params)
+    checked, hosts, out_of_scope = split_by_scope(state.settings, checked, hosts)
+    result.rejected.extend(out_of_scope)
     if not state.settings.enabled or not checked:
         return result
     batch = Batch(*_latest(checked, hosts), action, _due(action, available_at))
     written, _ = _write_in_session(state, state.db.session, lambda executor: write_batch(state, executor, batch),
-                                   action, commit)
+                                   batch.entries, action, commit)
     result.queued = len(written)
     result.unchanged = len(batch.urls) - len(written)
     return result
@@ -372,32 +385,37 @@ def _write_in_session(
     state: IndexNowState,
     session: Any,
     write: Callable[[Any], Written],
+    events: Callable[[], list[Entry]],
     action: str,
     commit: bool,
     *,
     one_statement: bool = False,
 ) -> Written:
-    """Run ``write`` (rows of one ``action``) in ``session``'s transaction, committed when ``commit``; announce them.
+    """Queue rows of one ``action``: in a transaction of our own, or in ``session``'s; committed when ``commit``.
 
     A session that holds nothing of the host's (no transaction begun, no
-    object added, changed or deleted) would commit only our rows: they are
-    then written in a short transaction of their own on the session's engine,
-    without the session's bookkeeping (a third of the CPU time of a single ``enqueue()``).
-    When ``write`` is ``one_statement``, that statement runs in autocommit
-    where switching costs no round trip: it is its own transaction, one round
-    trip instead of three (BEGIN, the upsert, COMMIT).
+    object added, changed or deleted) would commit only our rows: ``write``
+    then writes the queue in a short transaction of its own on the session's
+    engine, without the session's bookkeeping (a third of the CPU time of a
+    single ``enqueue()``), run again after a transient refusal (issue 18: the
+    worker's rule). When ``write`` is ``one_statement``, that statement runs
+    in autocommit where switching costs no round trip: one round trip
+    instead of three (BEGIN, the upsert, COMMIT).
+
+    Otherwise the rows join the host's transaction, so they go to the inbox
+    (:mod:`flask_indexnow.inbox`), where nothing a pass does can make the
+    host's transaction wait, deadlock or fail; the next pass merges them.
+    The fingerprint ledger is then read by the merge: a URL whose content is
+    unchanged is reported as queued here and dropped there.
     """
     try:
         engine = _own_engine(state, session) if commit else None
         if engine is not None:
-            with engine.connect() as connection:
-                if one_statement and dialect_name(engine) in _AUTOCOMMIT_DIALECTS:
-                    written = write(connection.execution_options(isolation_level="AUTOCOMMIT"))
-                else:
-                    with connection.begin():
-                        written = write(connection)
+            written = _write_own(engine, write, one_statement)
         else:
-            written = write(session)
+            entries = events()
+            inbox.write(state, _connection_of(state, session), entries)
+            written = [e.url for e in entries], min((e.available_at for e in entries), default=None)
             if commit:
                 session.commit()
     except Exception as exc:
@@ -412,17 +430,28 @@ def _write_in_session(
     return written
 
 
+def _write_own(engine: sa.Engine, write: Callable[[Any], Written], one_statement: bool) -> Written:
+    """``write`` in a transaction of its own on ``engine``, again after a transient refusal (deadlock, lock
+    timeout, serialization failure, "database is locked"); the last refusal is raised."""
+    if one_statement and dialect_name(engine) in _AUTOCOMMIT_DIALECTS:
+        def once() -> Written:
+            with engine.connect() as connection:
+                return write(connection.execution_options(isolation_level="AUTOCOMMIT"))
+
+        return retrying(once)
+    return claims.run(engine, write)
+
+
 def retry_failed(state: IndexNowState) -> int:
     """Put every ``failed`` row back to ``pending`` with fresh attempts; return how many."""
     table = state.models.queue
     now = clock.utcnow()
-    with state.engine().begin() as connection:
-        count = connection.execute(
-            sa.update(table)
-            .where(table.c.status == "failed")
-            .values(status="pending", attempts=0, available_at=now, last_error=None,
-                    last_http_status=None, claimed_at=None, claim_token=None, updated_at=now)
-        ).rowcount
+    count = claims.run(state.engine(), lambda connection: connection.execute(
+        sa.update(table)
+        .where(table.c.status == "failed")
+        .values(status="pending", attempts=0, available_at=now, last_error=None,
+                last_http_status=None, claimed_at=None, claim_token=None, updated_at=now)
+    ).rowcount)
     if count:
         due.lower(state, now)
     return int(count)

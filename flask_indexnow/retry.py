@@ -1,6 +1,7 @@
 """The retry policy, in one place: what an answer means, when to try again, when to give up.
 
-- :func:`classify`: the HTTP table (2xx success; 429 and 5xx temporary; every other answer permanent).
+- :func:`classify`: the HTTP table (2xx success; 429, 5xx and a 403 "not verified yet" temporary; every
+  other answer permanent).
 - :func:`parse_retry_after` and :func:`retry_at`: when a URL batch is tried again
   (INDEXNOW_RETRY_DELAY, or the endpoint's Retry-After when longer, capped at :data:`MAX_RETRY_AFTER`).
 - :func:`job_retry_at`: a job's exponential backoff (INDEXNOW_JOB_RETRY_DELAY × 2^(attempts − 1),
@@ -30,6 +31,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .config import Settings
+from .delivery.refusal import read_refusal
 from .sqlutil import error_codes
 
 logger = logging.getLogger(__name__)
@@ -50,11 +52,17 @@ _TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 _TRANSIENT_MYSQL_ERRORS = frozenset({1205, 1213})
 
 
-def classify(status: int) -> str:
-    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent."""
+def classify(status: int, body: bytes = b"") -> str:
+    """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent.
+
+    A 403 whose ``body`` says the engine has not finished verifying the key
+    (``SiteVerificationNotCompleted``) is temporary too: see :mod:`.delivery.refusal`.
+    """
     if 200 <= status < 300:
         return "success"
     if status == 429 or 500 <= status < 600:
+        return "retry"
+    if status == 403 and body and read_refusal(body).temporary:
         return "retry"
     return "failed"
 
@@ -117,6 +125,55 @@ def is_transient(exc: sa.exc.DBAPIError) -> bool:
     if sqlstate in _TRANSIENT_SQLSTATES or number in _TRANSIENT_MYSQL_ERRORS:
         return True
     return "database is locked" in str(exc.orig)  # SQLite, after its busy timeout
+
+
+#: Errors after which the transaction they happened in is over, or cannot be trusted to go on: PostgreSQL's
+#: "current transaction is aborted" and "invalid savepoint"; MySQL/MariaDB's "SAVEPOINT does not exist"
+#: (a deadlock rolled the whole transaction back) and "lock wait timeout" (may roll it back too).
+_ENDED_SQLSTATES = frozenset({"25P02", "3B001"})
+_ENDED_MYSQL_ERRORS = frozenset({1305})
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors it was raised from or during, without repeats."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not known for known in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def first_refusal(exc: BaseException) -> BaseException:
+    """The transient refusal behind ``exc``, if any, else ``exc``.
+
+    After a deadlock inside a savepoint, MySQL/MariaDB refuse the ``ROLLBACK
+    TO SAVEPOINT`` too ("SAVEPOINT does not exist"), and that is what
+    SQLAlchemy raises; the site should see the deadlock, which it knows to retry.
+    """
+    return next((e for e in _chain(exc) if isinstance(e, sa.exc.DBAPIError) and is_transient(e)), exc)
+
+
+def ends_transaction(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from or during) may have ended the transaction it happened in.
+
+    A savepoint rolled back after a failed write is harmless only when the
+    transaction is provably alive: not after a transient refusal (a deadlock
+    rolls back the whole transaction on InnoDB; a serialization failure dooms
+    it; a lock timeout may), not after a failed ``ROLLBACK TO SAVEPOINT``, not
+    on a connection that broke. Such an error is the site's to handle, as if
+    its own statement had met it (issue 18).
+    """
+    for current in _chain(exc):
+        if isinstance(current, sa.exc.PendingRollbackError):
+            return True
+        if isinstance(current, sa.exc.DBAPIError):
+            if current.connection_invalidated or is_transient(current):
+                return True
+            sqlstate, number = error_codes(current)
+            if sqlstate in _ENDED_SQLSTATES or number in _ENDED_MYSQL_ERRORS:
+                return True
+    return False
 
 
 def retrying(step: Callable[[], T], attempts: int = DB_ATTEMPTS) -> T:

@@ -10,9 +10,13 @@ Every event signal accepts ``resource=`` (an object of a class registered with
 ``indexnow.watch``) and, instead of or on top of it, ``url=``, ``published=``
 (bool), ``published_at=`` (datetime; naive means UTC) and ``deleted=`` (bool).
 ``session=`` (a SQLAlchemy session) makes the queue rows join that session's
-transaction instead of being committed at once; the SQLAlchemy bridge of
-``watch()`` passes the flushing session. Arguments that make no sense are
-logged and the event is skipped: a signal never raises into its sender.
+transaction instead of being committed at once (they wait in the inbox until
+the next pass merges them); the SQLAlchemy bridge of ``watch()`` passes the
+flushing session. Arguments that make no sense are logged and the event is
+skipped: a signal never raises into its sender, with one exception: when the
+database ended the session's transaction during the write (a deadlock, a
+serialization failure, a lost connection), that error is raised, so the
+site's flush or commit fails with it instead of committing nothing.
 """
 
 from __future__ import annotations
@@ -86,5 +90,9 @@ def send_signal(signal: NamedSignal, app: Any, **kwargs: Any) -> None:
     """
     try:
         signal.send(app, **kwargs)
-    except Exception:
+    except Exception as exc:
+        from .retry import ends_transaction  # (retry imports the settings, which import much)
+
+        if kwargs.get("session") is not None and ends_transaction(exc):
+            raise  # the site's transaction is over: its flush must fail with the error (issue 18)
         logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .checks import run_checks
+from .engines import queue_engines
 from .keys.keystate import KEY_STATES, host_key_states
 from .scheduling import scheduler_active as worker_seen
 from .sqlutil import dialect_name
@@ -27,6 +28,13 @@ CHART_HOURS = 72
 
 
 def queue_counts(state: IndexNowState, connection: Any) -> dict[str, Any]:
+    """The queue by status, due now or waiting, and how long the oldest due row has waited.
+
+    What waits in the inbox (queued inside the site's transactions, merged by
+    the next pass) is pending, one row per engine as the merge will write it:
+    ``inbox`` says how many such events there are (a URL saved twice before
+    the merge counts twice until then).
+    """
     queue = state.models.queue
     now = clock.utcnow()
     counts = dict.fromkeys(QUEUE_STATUSES, 0)
@@ -39,13 +47,29 @@ def queue_counts(state: IndexNowState, connection: Any) -> dict[str, Any]:
             queue.c.status == "pending", queue.c.available_at <= now
         )
     ).one()
+    waiting, waiting_due, waiting_oldest = inbox_counts(state, connection, now)
+    per_event = len(queue_engines(state))
+    counts["pending"] += waiting * per_event
+    due_now = int(due_now) + waiting_due * per_event
+    found = [clock.as_utc(when) for when in (oldest, waiting_oldest) if when is not None]
     return {
         **counts,
         "total": sum(counts.values()),
-        "due_now": int(due_now),
-        "waiting": counts["pending"] - int(due_now),
-        "oldest_due_age_seconds": None if oldest is None else round((now - clock.as_utc(oldest)).total_seconds(), 1),
+        "due_now": due_now,
+        "waiting": counts["pending"] - due_now,
+        "oldest_due_age_seconds": round((now - min(found)).total_seconds(), 1) if found else None,
+        "inbox": waiting,
     }
+
+
+def inbox_counts(state: IndexNowState, connection: Any, now: datetime) -> tuple[int, int, datetime | None]:
+    """Events in the inbox, those of them due by ``now``, and the earliest due one's time, in one query."""
+    inbox = state.models.inbox
+    due = inbox.c.available_at <= now
+    total, due_count, oldest = connection.execute(sa.select(
+        sa.func.count(), sa.func.count(sa.case((due, 1))), sa.func.min(sa.case((due, inbox.c.available_at))),
+    )).one()
+    return int(total), int(due_count), None if oldest is None else clock.as_utc(oldest)
 
 
 def history_counts(state: IndexNowState, connection: Any, hours: int = 24) -> dict[str, int]:
@@ -142,6 +166,7 @@ def collect_status(
     return {
         "enabled": state.settings.enabled,
         "dry_run": state.settings.dry_run,
+        "dry_run_reason": state.settings.implied_dry_run,
         "queue": queue_counts(state, connection),
         "history_24h": history_counts(state, connection),
         "skipped_24h": skipped_counts(state, connection),

@@ -75,6 +75,7 @@ class Tables(NamedTuple):
     url_state: sa.Table
     totals: sa.Table
     schedule_run: sa.Table
+    inbox: sa.Table
 
 
 def build_tables(metadata: sa.MetaData, prefix: str = "") -> Tables:
@@ -87,6 +88,7 @@ def build_tables(metadata: sa.MetaData, prefix: str = "") -> Tables:
         url_state_table(metadata, prefix),
         totals_table(metadata, prefix),
         schedule_run_table(metadata, prefix),
+        inbox_table(metadata, prefix),
     )
 
 
@@ -299,4 +301,26 @@ def schedule_run_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
         sa.Index(f"{prefix}ix_indexnow_schedule_runs_schedule", "schedule", "id"),
         sa.Index(f"{prefix}ix_indexnow_schedule_runs_job", "job_id"),
         sa.Index(f"{prefix}ix_indexnow_schedule_runs_created", "created_at"),
+    )
+
+
+def inbox_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
+    """Events written inside the site's own transactions, waiting for a pass to merge them into the queue.
+
+    Insert-only from the site's side, with no key but its id and no index
+    beyond it: a save inserts a row no pass has locked, updates or deletes,
+    so it never waits for, deadlocks with or fails a serialization check
+    against delivery (issue 18). Each pass merges the rows, in id order, and
+    deletes them in the same transaction (see inbox.py).
+    """
+    return sa.Table(
+        f"{prefix}indexnow_inbox",
+        metadata,
+        sa.Column("id", BigId, primary_key=True, autoincrement=True),
+        sa.Column("host", sa.String(255), nullable=False),
+        sa.Column("url", sa.String(2048), nullable=False),
+        sa.Column("action", sa.String(10), nullable=False),
+        sa.Column("available_at", UTCDateTime(), nullable=False),
+        sa.Column("fingerprint", sa.String(128)),
+        _now_column("created_at"),
     )

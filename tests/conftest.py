@@ -26,6 +26,7 @@ from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow
 from flask_indexnow import clock as clock_module
+from flask_indexnow.delivery.merge import merge_inbox
 
 from . import network_guard
 from .endpoint_server import EndpointServer
@@ -362,9 +363,16 @@ def site_table(db: SQLAlchemy, model: Any) -> Iterator[None]:
 
 
 def rows(app: Flask, model: str = "Queue", **where: Any) -> list[Any]:
-    """All rows of one of the extension's tables (as Row objects), optionally filtered."""
+    """All rows of one of the extension's tables (as Row objects), optionally filtered.
+
+    The queue is read as the next pass sees it: what waits in the inbox (rows
+    queued inside the site's transactions) is merged first.
+    """
     state = app.extensions["indexnow"]
     table = getattr(state.models, model).__table__
+    if model == "Queue":
+        with app.app_context():
+            merge_inbox(state, state.engine())
     query = sa.select(table).where(*(table.c[k] == v for k, v in where.items())).order_by(table.c.id)
     with app.app_context(), state.db.engine.connect() as connection:
         return list(connection.execute(query))

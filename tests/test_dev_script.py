@@ -42,3 +42,17 @@ def test_fewer_extras_or_no_dev_tools_do_not_cover_more(venv: Path) -> None:
 def test_an_install_older_than_pyproject_covers_nothing(venv: Path) -> None:
     stamp(venv, "test,docs-dev", age=3600)
     assert not dev._installed("docs", dev=False)
+
+
+def test_the_minimum_versions_pass_takes_a_python_that_runs() -> None:
+    """The oldest supported Python when one is here (a pyenv shim that cannot run is passed over), else this one."""
+    import subprocess
+    import sys
+
+    python = dev.oldest_python()
+    version = subprocess.run([python, "-c", "import sys; print(tuple(sys.version_info[:2]))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version in (str(dev.OLDEST_PYTHON), str(tuple(sys.version_info[:2])))
+    if python != sys.executable:
+        assert version == str(dev.OLDEST_PYTHON)
+

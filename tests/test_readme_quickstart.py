@@ -70,6 +70,17 @@ def test_as_written_it_sends_nothing_and_prints_what_the_readme_shows(tmp_path: 
     assert result.stdout.strip() == quick_start_output()
 
 
+def test_it_can_be_run_twice(tmp_path: Path, endpoint: EndpointServer) -> None:
+    """The second run finds the page of the first (site.db stays): it edits it, and the edit is delivered."""
+    env = {"FLASK_INDEXNOW_ENDPOINT": endpoint.url, "FLASK_INDEXNOW_ALLOW_PRIVATE_ENDPOINT": "true"}
+    first = run_quick_start(tmp_path, **env)
+    second = run_quick_start(tmp_path, **env)  # a UNIQUE constraint failure here before issue 19.5
+    assert first.stdout.strip() == second.stdout.strip() == quick_start_output()
+    third = run_quick_start(tmp_path, **env, FLASK_INDEXNOW_DRY_RUN="false")
+    assert "succeeded 1" in third.stdout
+    assert endpoint.urls_received() == ["https://example.com/hello"]
+
+
 def test_the_readme_stays_short_and_keeps_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 150

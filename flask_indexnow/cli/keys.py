@@ -1,4 +1,4 @@
-"""``flask indexnow key generate|check``: a new key, and each host's key file as engines see it."""
+"""``flask indexnow key generate|rotate|check``: a new key, a rotation, and each host's key file as engines see it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import click
 from flask.cli import AppGroup
 
 from ..keys.keycheck import check_key_files
-from ..keys.rules import generate_key
+from ..keys.rules import generate_key, rotated_keys
 from ..safetext import safe_text
 from ..state import get_state
 from .common import friendly_errors
@@ -23,6 +23,25 @@ def key_generate_command() -> None:
     key = generate_key()
     click.echo(key)
     click.echo(f"# Set INDEXNOW_KEY = {key!r}; the extension then serves /{key}.txt.", err=True)
+
+
+@key_group.command("rotate")
+@friendly_errors
+def key_rotate_command() -> None:
+    """Print a fresh key and the two settings to write; changes no file.
+
+    The old key stays served as INDEXNOW_PREVIOUS_KEYS (never submitted), so an
+    engine still checking a submission made with it finds its key file.
+    """
+    settings = get_state().settings
+    new_key, previous = rotated_keys(settings, generate_key())
+    click.echo(f"INDEXNOW_KEY = {new_key!r}")
+    click.echo(f"INDEXNOW_PREVIOUS_KEYS = {previous!r}")
+    click.echo("# Write these two settings where your configuration lives and restart: the new key is "
+               f"submitted from then on, /{new_key}.txt is served, and the old key files stay served. Nothing "
+               "was changed by this command.", err=True)
+    if settings.keys:
+        click.echo("# INDEXNOW_KEYS (per-host keys) is not rotated by this command.", err=True)
 
 
 @key_group.command("check")

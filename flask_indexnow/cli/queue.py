@@ -74,7 +74,8 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
 
 def queue_lines(data: dict[str, Any]) -> list[str]:
     q = data["queue"]
-    lines = [f"Queue: {q['pending']} pending ({q['due_now']} due now, {q['waiting']} waiting), "
+    inbox = f", {q['inbox']} in the inbox" if q.get("inbox") else ""
+    lines = [f"Queue: {q['pending']} pending ({q['due_now']} due now, {q['waiting']} waiting{inbox}), "
              f"{q['processing']} processing, {q['failed']} failed"]
     if q["oldest_due_age_seconds"] is not None:
         lines.append(f"Oldest due row waits for {q['oldest_due_age_seconds']:.0f}s")

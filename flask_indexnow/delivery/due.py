@@ -111,12 +111,20 @@ def _publish(state: IndexNowState, stamp: float) -> bool:
 
 
 def next_due(state: IndexNowState, connection: Any) -> float:
-    """The queue's earliest pending time, as a timestamp (now + MAX_AGE when nothing is pending)."""
-    queue = state.models.queue
-    earliest = connection.execute(
-        sa.select(sa.func.min(queue.c.available_at)).where(queue.c.status == sa.literal_column("'pending'"))  # literal: the partial index applies
-    ).scalar()
-    return clock.utcnow().timestamp() + MAX_AGE if earliest is None else clock.as_utc(earliest).timestamp()
+    """The earliest due time of a pending row or an inbox event, as a timestamp (now + MAX_AGE when none).
+
+    The inbox counts: what a site's transaction queued there is merged by the
+    next pass, which must come (see :mod:`flask_indexnow.inbox`).
+    """
+    queue, inbox = state.models.queue, state.models.inbox
+    queued, waiting = connection.execute(sa.select(
+        sa.select(sa.func.min(queue.c.available_at))
+        .where(queue.c.status == sa.literal_column("'pending'"))  # literal: the partial index applies
+        .scalar_subquery(),
+        sa.select(sa.func.min(inbox.c.available_at)).scalar_subquery(),
+    )).one()
+    found = [clock.as_utc(when) for when in (queued, waiting) if when is not None]
+    return clock.utcnow().timestamp() + MAX_AGE if not found else min(found).timestamp()
 
 
 def store(state: IndexNowState, stamp: float) -> None:

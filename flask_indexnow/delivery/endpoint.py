@@ -19,6 +19,7 @@ from ..safetext import safe_text
 from ..urls import check_host
 from . import outbound
 from .outbound import new_http_session as new_http_session  # where it lived before outbound.py
+from .refusal import read_refusal
 
 #: The protocol's limit of URLs in one request.
 MAX_URLS_PER_REQUEST = 10_000
@@ -83,6 +84,8 @@ class Answer:
     error: str | None
     retry_after: float | None
     duration: float
+    #: A 403's reason (:func:`.refusal.read_refusal`'s kind), None for every other answer.
+    refusal: str | None = None
 
 
 def post_batch(
@@ -126,10 +129,12 @@ def post_batch(
                 if rules.expired:  # the watchdog cut the answer's head: what came is not the answer
                     raise requests.Timeout("deadline")
                 status = response.status_code
-                outcome = classify(status)
-                retry_after = parse_retry_after(response.headers.get("Retry-After")) if outcome == "retry" else None
                 # The status stands even if the deadline cuts the body short: the engine has answered.
                 raw = _read_short_body(response)
+                outcome = classify(status, raw)  # a 403's body may say "not verified yet": temporary
+                refusal = read_refusal(raw).kind if status == 403 else None
+                retry_after = (parse_retry_after(response.headers.get("Retry-After"))
+                               if outcome == "retry" and status != 403 else None)
                 error = None
                 if 300 <= status < 400:
                     error = _short(f"HTTP {status} redirect to {response.headers.get('Location', '?')} (not followed)")
@@ -142,7 +147,7 @@ def post_batch(
                           time.perf_counter() - started)
         except outbound.RefusedAddressError as exc:
             return Answer("retry", None, _short(f"network error: {exc}"), None, time.perf_counter() - started)
-    return Answer(outcome, status, error, retry_after, time.perf_counter() - started)
+    return Answer(outcome, status, error, retry_after, time.perf_counter() - started, refusal)
 
 
 def _read_short_body(response: requests.Response) -> bytes:

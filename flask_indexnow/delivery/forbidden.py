@@ -8,7 +8,8 @@ the endpoint pause: an atomic ``INCR`` on Redis, a read-and-write elsewhere.
 Exactly one CRITICAL line per streak comes from an atomic ``add`` of a marker,
 so two workers that see the threshold together still log it once. A
 delivery the engine accepts (any 2xx) ends the streak and removes the marker;
-other answers (429, 5xx, timeouts) say nothing about the key and leave it.
+other answers (429, 5xx, timeouts, and a 403 that only says the engine has
+not finished verifying the key: :mod:`.refusal`) say nothing about the key and leave it.
 
 A cache that fails is passed over (the breaker reports it once): escalation is advice, and must
 never stop a delivery.
@@ -64,7 +65,7 @@ def note_answer(state: IndexNowState, host: str, answer: Answer) -> int | None:
     key = _key(state, host)
     breaker = state.cache_breaker  # a failing cache is reported once, by the breaker
     try:
-        if answer.http_status == 403:
+        if answer.http_status == 403 and answer.outcome == "failed":  # "not verified yet" is no refusal of the key
             return breaker.call("counting a 403 streak", _bump, state.cache, key)
         if answer.outcome == "success" and answer.http_status is not None:
             breaker.call("ending a 403 streak", state.cache.delete_many, key, _marker(key))

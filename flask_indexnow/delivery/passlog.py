@@ -20,6 +20,7 @@ from ..safetext import safe_text
 from ..state import IndexNowState
 from . import forbidden
 from .endpoint import Answer
+from .refusal import Refusal, advice
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
         text += f" error={safe_text(reply.error, ANSWER_CHARS)}"
     location = _key_location(state, host)
     if reply.http_status == 403:
-        text += " | " + forbidden_advice(location)
+        text += " | " + forbidden_advice(location, reply.refusal)
         if streak:
             text += f" (403 number {streak} in a row for {host})"
     level = logging.INFO if reply.outcome == "success" else logging.WARNING
@@ -82,14 +83,9 @@ def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
         )
 
 
-def forbidden_advice(location: str | None) -> str:
-    """What a 403 means and what to check, naming the key-file URL."""
-    where = location or "the key file (no valid key is configured for this host)"
-    return (
-        f"the engine could not verify the key: it fetches {where}; check that this URL answers "
-        "200 with exactly the key as its content, reachable by a crawler: not blocked by robots.txt, "
-        "a login, a firewall or bot protection, and not redirected"
-    )
+def forbidden_advice(location: str | None, refusal: str | None = None) -> str:
+    """What a 403 means and what to check, naming the key-file URL; ``refusal``: the reason the body gave."""
+    return advice(None if refusal is None else Refusal(refusal, None), location)
 
 
 def _key_location(state: IndexNowState, host: str) -> str | None:

@@ -45,6 +45,7 @@ from .endpoint import (
     post_batch,
     sending_problem,
 )
+from .merge import merge_inbox
 from .outbound import app_session
 from .setsql import finish_batch
 
@@ -145,6 +146,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     try:
         # One connection for the whole pass; between its short transactions it holds nothing.
         with claims.connection(engine) as connection:
+            merge_inbox(state, connection)  # what the site's transactions queued, into the queue first
             result.reset_stale = _sweep_if_due(state, connection, now)
             rows = claim(state, connection, limit, now, token)
             result.claimed = len(rows)

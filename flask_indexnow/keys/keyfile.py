@@ -30,7 +30,8 @@ def register_key_file(app: Flask, state: IndexNowState) -> None:
     """Add one exact route per configured key, so no other ``*.txt`` path is shadowed."""
     if not serves_key_file(state):
         return
-    keys = {k for k in (state.settings.key, *state.settings.keys.values()) if k and not key_problem(k)}
+    keys = {k for k in (state.settings.key, *state.settings.keys.values(), *state.settings.previous_keys)
+            if k and not key_problem(k)}
     for key in sorted(keys):
         app.add_url_rule(
             f"/{key}.txt",
@@ -41,13 +42,20 @@ def register_key_file(app: Flask, state: IndexNowState) -> None:
 
 
 def serve_key_file(requested: str) -> Response:
-    """Answer the key of the request's host, only for that key's own path."""
+    """Answer the key of the request's host (or a previous key), only for that key's own path.
+
+    A previous key (INDEXNOW_PREVIOUS_KEYS) is still served on every host, so an
+    engine checking a submission made before the rotation still finds it.
+    """
     settings = get_state().settings
-    host = (urlsplit("//" + request.host).hostname or "").rstrip(".")
+    try:
+        host = (urlsplit("//" + request.host).hostname or "").rstrip(".")
+    except ValueError:  # "[bad", "example.com:notaport": Werkzeug before 3.0 hands such a Host on as it came
+        host = ""
     expected = settings.keys.get(host) or settings.key
-    if requested != expected:
+    if requested != expected and requested not in settings.previous_keys:
         abort(404)
-    response = Response(expected, mimetype="text/plain")
+    response = Response(requested, mimetype="text/plain")
     response.headers["Content-Type"] = "text/plain; charset=utf-8"
     response.headers["X-Robots-Tag"] = "noindex"
     response.headers["Cache-Control"] = "public, max-age=3600"

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from .. import clock, engines
 from ..delivery import forbidden
+from ..delivery.refusal import read_refusal
 from ..state import IndexNowState
 from .keyfile import serves_key_file
 from .rules import key_for, key_location, key_problem
@@ -60,20 +61,25 @@ class HostKeyState:
 
 
 def known_hosts(state: IndexNowState, connection: Any, extra: Iterable[str] = (), limit: int = MAX_HOSTS) -> list[str]:
-    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued or delivered to."""
+    """Hosts the extension has to do with: configured (INDEXNOW_KEYS, and ``extra``), queued (inbox included) or delivered to."""
     models = state.models
     hosts = set(state.settings.keys) | set(extra)
-    for table in (models.queue, models.history):
+    for table in (models.queue, models.inbox, models.history):  # the inbox: queued, not merged yet
         hosts.update(connection.execute(sa.select(table.c.host).distinct().limit(limit)).scalars())
     return sorted(hosts)[:limit]
 
 
-def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime]]:
-    """host → (HTTP status, when) of the latest answer that speaks about the key."""
+def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime, str | None]]:
+    """host → (HTTP status, when, the 403's reason) of the latest answer that speaks about the key.
+
+    The reason (:func:`..delivery.refusal.read_refusal`'s kind, read from the
+    stored error text) is None for answers other than 403. A 403 that was
+    retried said the engine has not finished verifying the key: the key is pending.
+    """
     history = state.models.history
     ranked = (
         sa.select(
-            history.c.host, history.c.http_status, history.c.created_at,
+            history.c.host, history.c.http_status, history.c.created_at, history.c.status, history.c.error,
             sa.func.row_number().over(
                 partition_by=history.c.host, order_by=(history.c.created_at.desc(), history.c.id.desc())
             ).label("rank"),
@@ -81,8 +87,19 @@ def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple
         .where(history.c.http_status.in_(tuple(STATE_BY_HTTP_STATUS)))
         .subquery()
     )
-    query = sa.select(ranked.c.host, ranked.c.http_status, ranked.c.created_at).where(ranked.c.rank == 1)
-    return {row.host: (int(row.http_status), clock.as_utc(row.created_at)) for row in connection.execute(query)}
+    query = (sa.select(ranked.c.host, ranked.c.http_status, ranked.c.created_at, ranked.c.status, ranked.c.error)
+             .where(ranked.c.rank == 1))
+    return {row.host: (int(row.http_status), clock.as_utc(row.created_at), _refusal(row.http_status, row.status,
+                                                                                   row.error))
+            for row in connection.execute(query)}
+
+
+def _refusal(http_status: int, status: str, error: str | None) -> str | None:
+    if http_status != 403:
+        return None
+    if status == "retry":
+        return "not_verified_yet"
+    return read_refusal((error or "").encode()).kind
 
 
 def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]:
@@ -95,7 +112,8 @@ def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]
             known = streaks.get(host)
             if known is None or (streak.escalated, streak.count) > (known.escalated, known.count):
                 streaks[host] = streak
-    return [with_streak(describe(state, host, *answers.get(host, (None, None))), streaks.get(host)) for host in hosts]
+    return [with_streak(describe(state, host, *answers.get(host, (None, None, None))), streaks.get(host))
+            for host in hosts]
 
 
 def with_streak(described: HostKeyState, streak: forbidden.Streak | None) -> HostKeyState:
@@ -110,12 +128,17 @@ def with_streak(described: HostKeyState, streak: forbidden.Streak | None) -> Hos
     return replace(described, message=message, forbidden_streak=streak.count, escalated=streak.escalated)
 
 
-def describe(state: IndexNowState, host: str, http_status: int | None, at: datetime | None) -> HostKeyState:
+def describe(state: IndexNowState, host: str, http_status: int | None, at: datetime | None,
+             refusal: str | None = None) -> HostKeyState:
+    """``host``'s key state from its latest answer about the key (``refusal``: a 403's reason), with its hint."""
     settings = state.settings
     key = key_for(settings, host)
     valid_key = key is not None and key_problem(key) is None
     location = key_location(settings, host, key) if valid_key and key else None
     name = STATE_BY_HTTP_STATUS.get(http_status, "unknown") if http_status is not None else "unknown"
+    not_verified_yet = refusal == "not_verified_yet"
+    if not_verified_yet:
+        name = "pending"
     if not valid_key:
         message = {
             "unknown": "No answer about the key yet.",
@@ -133,6 +156,14 @@ def describe(state: IndexNowState, host: str, http_status: int | None, at: datet
             host, name, http_status, at, location,
             "No answer about the key yet: it is known after the first delivery to this host.", None,
         )
+    if name == "pending" and not_verified_yet:
+        return HostKeyState(
+            host, name, http_status, at, location,
+            "The engine has not finished verifying the key (HTTP 403, site verification not completed): "
+            "the URLs are retried after INDEXNOW_RETRY_DELAY.",
+            f"The engine fetches {location}; make sure it answers exactly the key, to a search engine's crawler "
+            "too. This usually clears within hours of a new key going live.",
+        )
     if name == "pending":
         return HostKeyState(
             host, name, http_status, at, location,
@@ -140,8 +171,15 @@ def describe(state: IndexNowState, host: str, http_status: int | None, at: datet
             f"If this stays pending, make sure {location} answers exactly the key, "
             "to a search engine's crawler too.",
         )
-    return HostKeyState(host, name, http_status, at, location, "The engine rejected the key (HTTP 403).",
-                        rejected_hint(state, host, location or ""))
+    message = {"key_not_found": "The engine rejected the key (HTTP 403): it did not find the key.",
+               "site_forbidden": "The engine rejected the key (HTTP 403): it has not accepted this key for this host.",
+               }.get(refusal or "", "The engine rejected the key (HTTP 403).")
+    hint = rejected_hint(state, host, location or "")
+    if refusal == "site_forbidden":
+        hint = ("The engine has not accepted this key as the key of this host (UserForbiddedToAccessSite): "
+                "a key verified for another site does not count, and after a key change the old key must stay "
+                "served (INDEXNOW_PREVIOUS_KEYS) until the engine has checked the new one. " + hint)
+    return HostKeyState(host, name, http_status, at, location, message, hint)
 
 
 def rejected_hint(state: IndexNowState, host: str, location: str) -> str:

@@ -36,3 +36,13 @@ def key_location(settings: Settings, host: str, key: str) -> str:
 def generate_key() -> str:
     """A fresh IndexNow key: 32 hex characters (128 bits)."""
     return secrets.token_hex(16)
+
+
+def rotated_keys(settings: Settings, new_key: str) -> tuple[str, list[str]]:
+    """What to set after a rotation: INDEXNOW_KEY = ``new_key``, INDEXNOW_PREVIOUS_KEYS = the old ones.
+
+    The old ones: the current key (when it is valid) first, then the previous
+    keys already listed, each once. INDEXNOW_KEYS (per-host keys) are left as they are.
+    """
+    old = [k for k in (settings.key, *settings.previous_keys) if k and not key_problem(k) and k != new_key]
+    return new_key, list(dict.fromkeys(old))

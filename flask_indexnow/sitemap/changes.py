@@ -11,9 +11,9 @@ delivery never wait for each other, and the ledger is updated by every pass),
 but by the pass, in a transaction it runs anyway: :func:`record_changes` is called with the rows a batch delivered
 (or failed), inside :func:`flask_indexnow.delivery.worker.finish`. Until a
 row is claimed, :func:`change_times` reads its ``updated_at`` straight from
-the queue. With an insert-only inbox merged by the pass, the merge step calls
-:func:`record_changes` with the inbox rows (their own time is the event's),
-and the call in ``finish`` goes.
+the queue, and an event still in the inbox (saved in the site's transaction,
+not merged yet) its ``created_at``. The merge stamps the queue rows it writes
+with their events' time (``delivery/merge.py``), so the time stays the event's.
 
 Only rows never attempted since their event count (``attempts = 0``): a failed
 POST stamps ``updated_at`` with the time of the answer, and a row given back
@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from ..clock import as_utc
+from ..models import url_hash
 from ..sqlutil import IN_LIST_SIZE, ROWS_PER_STATEMENT, chunks, dialect_name
 from ..verify.verdict import SKIPPED
 
@@ -104,10 +105,12 @@ def _upsert(ledger: sa.Table, dialect: str) -> Any:
 
 def has_open_updates(connection: sa.Connection, state: Any) -> bool:
     """Whether any ``update`` row waits unclaimed and unattempted: else :func:`change_times` skips the queue."""
-    queue = state.models.queue
+    queue, inbox = state.models.queue, state.models.inbox
     return connection.execute(
         sa.select(queue.c.id).where(queue.c.action == "update", queue.c.status.in_(("pending", "processing")),
                                     queue.c.attempts == 0).limit(1)
+    ).first() is not None or connection.execute(
+        sa.select(inbox.c.id).where(inbox.c.action == "update").limit(1)  # saved, not merged yet
     ).first() is not None
 
 
@@ -137,8 +140,14 @@ def change_times(connection: sa.Connection, state: Any, keys: Sequence[tuple[str
     known = ledger.c.changed_at.is_not(None)
     if verdicts:
         known = sa.or_(known, ledger.c.verdict.is_not(None))
+    inboxed: list[Any] = []
+    if queue_too:  # events saved in the site's transactions, not merged yet: the inbox is small, read once
+        inbox = state.models.inbox
+        inboxed = [(host, url_hash(url), when) for host, url, when in connection.execute(
+            sa.select(inbox.c.host, inbox.c.url, inbox.c.created_at).where(inbox.c.action == "update"))]
     for part in chunks(sorted({digest for _host, digest in wanted}), IN_LIST_SIZE):
-        found = []
+        found = list(inboxed) if part and inboxed else []
+        inboxed = []
         for row in connection.execute(sa.select(*columns).where(_among(ledger.c.url_hash, part, postgres), known)):
             if withheld is not None and row.verdict and row.verdict.split(":", 1)[0] in NOT_LISTED:
                 withheld.add((row.host, row.url_hash))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from .. import clock
+from ..delivery.merge import merge_inbox
 from ..delivery.worker import process_queue
 from ..state import get_state
 
@@ -59,6 +60,8 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
     changes: dict[str, Any] = {"endpoint": config["INDEXNOW_ENDPOINT"], "allow_private_endpoint": True}
     if "endpoints" in {f.name for f in dataclasses.fields(old_settings)}:  # several engines: the recorder is all of them
         changes["endpoints"] = ()  # one engine, the recorder: rows are queued for "the first engine"
+    if getattr(old_settings, "implied_dry_run", None):  # an endpoint is now given: the implied dry run ends
+        changes.update(dry_run=False, implied_dry_run=None)
     state.settings = dataclasses.replace(old_settings, **changes)
     app.config.update(config)
 
@@ -70,12 +73,18 @@ def point_app_at(app: Flask, endpoint: RecordingEndpoint | str) -> Callable[[], 
 
 
 def queued(app: Flask, *, status: str | None = None) -> list[QueuedURL]:
-    """Every queue row of ``app`` (optionally of one status), oldest first."""
+    """Every queue row of ``app`` (optionally of one status), oldest first.
+
+    What waits in the inbox (rows queued inside the site's transactions) is
+    merged first, as the next pass would: the rows are those the worker sees.
+    """
     state = get_state(app)
     table = state.models.queue
     query = sa.select(table).order_by(table.c.id)
     if status is not None:
         query = query.where(table.c.status == status)
+    with app.app_context():
+        merge_inbox(state, state.engine())
     with app.app_context(), state.engine().connect() as connection:
         return [
             QueuedURL(
@@ -107,6 +116,7 @@ def deliver(app: Flask, limit: int | None = None) -> PassResult:
     """
     state = get_state(app)
     with app.app_context():
+        merge_inbox(state, state.engine())  # the pass does it too; first, so the count below sees those rows
         if limit is None:
             table = state.models.queue
             with state.engine().connect() as connection:

@@ -19,11 +19,12 @@ import sqlalchemy as sa
 from flask import Flask, has_app_context
 from werkzeug.routing import BuildError
 
-from .. import signals
+from .. import inbox, signals
 from ..clock import as_utc
 from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
-from ..queue import Entry, after_write, make_entry, write_entries
+from ..queue import Entry, after_write, make_entry
+from ..retry import ends_transaction, first_refusal
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 
@@ -212,6 +213,10 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
         logger.warning("IndexNow: %s event skipped%s: %s", kind, what, _first_line(exc))
         skipped.record(state)
     except Exception as exc:
+        if kwargs.get("session") is not None and ends_transaction(exc):
+            # The site's transaction is over (or doomed): its flush or commit must fail with this
+            # error, as if its own statement had met it; swallowed, the site would commit nothing.
+            raise
         if isinstance(exc, TablesMissingError) or is_missing_table(exc):
             logger.error("IndexNow: %s event skipped%s: %s", kind, what, missing_tables_message(state.prefix))
         else:
@@ -273,14 +278,21 @@ def _related_entries(state: IndexNowState, urls: Iterable[str]) -> list[Entry]:
 def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> None:
     if session is not None:
         # Inside the sender's transaction (the SQLAlchemy bridge passes the
-        # flushing session): commit or roll back with the content change. The
-        # savepoint keeps a failed queue write (a missing table, say) from
-        # poisoning that transaction on PostgreSQL: the save goes through and
-        # the failure is logged.
-        connection = session.connection()
-        with connection.begin_nested():
-            written = write_entries(state, connection, entries)
-        after_write(state, written, session)
+        # flushing session): commit or roll back with the content change, in
+        # the inbox, which no pass locks (issue 18). The savepoint keeps a
+        # failed write (a missing table, say) from poisoning that transaction
+        # on PostgreSQL: the save goes through and the failure is logged. A
+        # failure that ended the transaction is raised instead (see _handle).
+        connection = session.connection(bind_arguments={"mapper": state.models.Queue})
+        try:
+            with connection.begin_nested():
+                inbox.write(state, connection, entries)
+        except Exception as exc:
+            refusal = first_refusal(exc)
+            if refusal is exc:
+                raise
+            raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
+        after_write(state, entries, session)
         return
     # Not part of the host's unit of work: a transaction of its own, and the
     # host's db.session is never flushed, committed or rolled back here.

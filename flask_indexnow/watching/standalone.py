@@ -12,7 +12,13 @@ timeout and fail, since the lock is held by the very thread that waits. So in
 that one case the rows wait in ``session.info`` and are written, still in a
 transaction of their own, as soon as the host's transaction ends (commit,
 rollback or close): the event neither joins the host's transaction nor is lost
-with it. Any other failure is raised to the receiver, which logs it.
+with it.
+
+The write is the worker's kind of short transaction (:func:`flask_indexnow.claims.run`):
+run again after a transient refusal (deadlock, lock timeout, serialization
+failure, "database is locked"). When the database still refuses it, an ERROR
+names the URLs that were not queued (issue 18). Missing tables and other
+failures are raised to the receiver, which logs them.
 """
 
 from __future__ import annotations
@@ -20,11 +26,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import sqlalchemy as sa
 from flask import has_app_context
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
+from .. import claims
+from ..missing import is_missing_table
 from ..queue import Entry, after_write, write_entries
+from ..retry import DB_ATTEMPTS, is_transient
+from ..sqlutil import error_text
 from ..state import IndexNowState, current_app_object
 from . import skipped
 
@@ -47,8 +58,15 @@ def write(state: IndexNowState, entries: list[Entry]) -> None:
 
 
 def _write_now(state: IndexNowState, entries: list[Entry]) -> None:
-    with state.engine().begin() as connection:
-        written = write_entries(state, connection, entries)
+    try:
+        written = claims.run(state.engine(), lambda connection: write_entries(state, connection, entries))
+    except sa.exc.DBAPIError as exc:
+        if is_missing_table(exc) or not is_transient(exc):
+            raise
+        logger.error("IndexNow: %d URL(s) not queued: the database refused the write %d times (%s): %s",
+                     len(entries), DB_ATTEMPTS, error_text(exc), ", ".join(e.url for e in entries[:5]))
+        skipped.record(state, len(entries))
+        return
     after_write(state, written, None)
 
 
@@ -81,9 +99,9 @@ def _transaction_end(session: Session, transaction: SessionTransaction) -> None:
             else:
                 with app.app_context():
                     _write_now(state, entries)
-        except Exception:
-            logger.exception("IndexNow: %d queue row(s) could not be written: %s",
-                             len(entries), ", ".join(e.url for e in entries[:5]))
+        except Exception as exc:
+            logger.error("IndexNow: %d URL(s) not queued (%s): %s", len(entries), error_text(exc),
+                         ", ".join(e.url for e in entries[:5]), exc_info=not isinstance(exc, sa.exc.DBAPIError))
             skipped.record(state, len(entries))
 
 

@@ -41,9 +41,10 @@ class Blog:
         return post
 
     def clear_queue(self) -> None:
-        table = self.app.extensions["indexnow"].models.Queue.__table__
+        models = self.app.extensions["indexnow"].models
         with self.db.engine.begin() as connection:
-            connection.execute(table.delete())
+            for table in (models.queue, models.inbox):  # what the set-up queued, merged or not
+                connection.execute(table.delete())
 
     def queue(self) -> dict[str, str]:
         return {r.url: r.action for r in rows(self.app)}

@@ -94,12 +94,14 @@ def test_commit_false_still_joins_the_transaction_of_an_idle_session(host: Host)
 
 
 def _queue_writes_in_autocommit(host: Host, work: Any) -> list[bool]:
-    """For each statement that wrote the queue while ``work()`` ran: was it sent in autocommit?"""
+    """For each statement that wrote the queue (or its inbox) while ``work()`` ran: was it sent in autocommit?"""
     seen: list[bool] = []
-    queue = host.app.extensions["indexnow"].models.queue.name
+    models = host.app.extensions["indexnow"].models
+    tables = (models.queue.name, models.inbox.name)
 
     def record(connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO") and queue in statement.split("(")[0]:
+        target = statement.split("(")[0]
+        if statement.lstrip().upper().startswith("INSERT INTO") and any(name in target for name in tables):
             seen.append(connection.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
 
     sa.event.listen(host.db.engine, "before_cursor_execute", record)

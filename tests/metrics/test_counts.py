@@ -64,3 +64,21 @@ def test_oldest_due_age_counts_only_due_pending_rows(make_app, endpoint, clock):
     fill(app, 2, "failed", due_in=-4000)  # failed rows are not waiting to be sent
     fill(app, 2, due_in=600)
     assert value(scrape(app), "indexnow_queue_oldest_due_age_seconds", engine=endpoint.url) == 42
+
+
+def test_inbox_rows_are_counted_for_every_engine(make_app):
+    """Events still waiting in the inbox (written in the site's transaction) are counted, once per engine."""
+    from tests.endpoint_server import EndpointServer
+
+    with EndpointServer() as one, EndpointServer() as two:
+        app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN, INDEXNOW_ENDPOINTS=[one.url, two.url])
+        with app.app_context():
+            ext = app.extensions["indexnow"].extension
+            db = app.extensions["indexnow_test_db"]
+            ext.enqueue("https://example.com/a", commit=False)
+            ext.enqueue("https://example.com/b", commit=False)
+            db.session.commit()
+        samples = scrape(app)
+        for engine in (one.url, two.url):
+            assert value(samples, "indexnow_queue_urls", status="inbox", engine=engine) == 2
+            assert value(samples, "indexnow_queue_urls", status="pending", engine=engine) == 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 
-from flask import Flask
+import sqlalchemy as sa
+from flask import Flask, request
 from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import IndexNow
@@ -21,12 +22,39 @@ from .. import network_guard
 CONFIG_ENV = "INDEXNOW_SCALE_CONFIG"
 
 
+#: A config key naming the table of a watched ``Page`` model: the app then serves ``/edit/<id>``.
+PAGES_TABLE = "SCALE_PAGES_TABLE"
+
+
 def create_app() -> Flask:
     network_guard.install()  # this process, too, talks only to loopback
     app = Flask("scale_site")
     app.config.update(json.loads(os.environ[CONFIG_ENV]))
     db = SQLAlchemy()
     db.init_app(app)
-    IndexNow(app, db=db)
+    indexnow = IndexNow(app, db=db)
     app.add_url_rule("/", "home", lambda: "hello")
+    if app.config.get(PAGES_TABLE):
+        add_pages(app, db, indexnow, app.config[PAGES_TABLE])
     return app
+
+
+def add_pages(app: Flask, db: SQLAlchemy, indexnow: IndexNow, table: str) -> None:
+    """A watched model and the page that edits it: ``/edit/<id>?title=…&published=0|1`` (a site's own save)."""
+
+    class Page(db.Model):  # type: ignore[name-defined]
+        __tablename__ = table
+        id = sa.Column(sa.Integer, primary_key=True)
+        title = sa.Column(sa.String(100), nullable=False)
+        published = sa.Column(sa.Boolean, nullable=False, default=True)
+
+    indexnow.watch(Page, url=lambda p: f"https://site.example.com/page/{p.id}", published=lambda p: p.published)
+
+    def edit(page_id: int) -> str:
+        page = db.session.get(Page, page_id)
+        page.title = request.args["title"]
+        page.published = request.args.get("published") != "0"
+        db.session.commit()
+        return "saved"
+
+    app.add_url_rule("/edit/<int:page_id>", "edit", edit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from flask import Flask
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from ..conftest import KEY
 
@@ -144,10 +145,14 @@ def test_keys_without_default_key(make_app):
 
 @pytest.mark.parametrize("host", ["[bad", "a b", "example.com:notaport", "[::1]:80", ""])
 def test_odd_host_headers_never_fail(make_app, host):
-    response = make_app().test_client().get(f"/{KEY}.txt", headers={"Host": host})
-    assert response.status_code in (200, 400, 404)
-    if response.status_code == 200:
-        assert response.get_data() == KEY.encode()
+    # Straight to the WSGI app: Werkzeug's test client before 3.0 (the floor is 2.2) fails on
+    # such a Host itself, building the URL for its cookie jar, before the app is called.
+    environ = EnvironBuilder(path=f"/{KEY}.txt", headers=[("Host", host)]).get_environ()
+    body, status, _headers = run_wsgi_app(make_app().wsgi_app, environ, buffered=True)
+    code = int(status.split()[0])
+    assert code in (200, 400, 404)
+    if code == 200:
+        assert b"".join(body) == KEY.encode()
 
 
 def test_exact_route_beats_an_app_catch_all(make_app):

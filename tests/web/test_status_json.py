@@ -41,7 +41,7 @@ def test_every_count(status_app, clock):
     assert response.status_code == 200 and response.mimetype == "application/json"
     data = response.get_json()
     assert data["queue"] == {"pending": 2, "processing": 1, "failed": 1, "total": 4, "due_now": 1, "waiting": 1,
-                             "oldest_due_age_seconds": 600.0}
+                             "oldest_due_age_seconds": 600.0, "inbox": 0}
     assert data["history_24h"] == {"success": 2, "retry": 1, "failed": 1, "dry_run": 1, "skipped": 0}
     assert data["jobs"] == {"pending": 1, "processing": 0, "completed": 0, "failed": 0, "expired": 0,
                             "schedules": 1, "schedules_enabled": 1}

@@ -1,0 +1,93 @@
+"""The inbox: what the site's own transactions queue, until a pass merges it (issue 18).
+
+A save inside the site's transaction (a watched model's flush, a signal with
+``session=``, ``enqueue(commit=False)``) used to upsert queue rows, which a
+running pass claims, updates and deletes: on InnoDB the two deadlocked and the
+database rolled the site's whole transaction back; under PostgreSQL REPEATABLE
+READ or SERIALIZABLE the upsert failed its serialization check. Now such a
+save only INSERTs into this table: rows no one else has seen, with no key but
+a fresh id, that no pass ever locks, updates or deletes while the site's
+transaction is open (a pass cannot even see them before the commit). The
+site's transaction reads nothing of the extension's either, so there is
+nothing for it to wait for, deadlock with or conflict with.
+
+Each pass first merges the inbox into the queue (:mod:`.delivery.merge`), in
+its own short transaction, where every queue rule applies as before. This
+module holds the inbox's own SQL: the insert, and the reads of the counts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TypeAlias
+
+import sqlalchemy as sa
+
+from . import clock
+from .delivery.setsql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
+from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
+from .state import IndexNowState
+
+_COLUMNS = ("host", "url", "action", "available_at", "fingerprint", "created_at")
+
+
+#: One event: url, host, action, available_at, fingerprint (a :class:`flask_indexnow.queue.Entry`).
+Event: TypeAlias = "tuple[str, str, str, datetime, str | None]"
+
+
+def write(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:
+    """Insert ``events`` through ``connection`` (the site's transaction), in multi-row INSERTs. Nothing is committed."""
+    if not events:
+        return
+    table = state.models.inbox
+    dialect = dialect_name(connection)
+    now = clock.utcnow()
+    if dialect not in SUPPORTED:
+        connection.execute(sa.insert(table), [
+            {"host": host, "url": url, "action": action, "available_at": available_at,
+             "fingerprint": fingerprint, "created_at": now} for url, host, action, available_at, fingerprint in events
+        ])
+        return
+    stamp = driver_time(dialect, now)
+    size = SQLITE_OLD_VARIABLES // len(_COLUMNS) if dialect == "sqlite" else ROWS_PER_STATEMENT
+    for part in chunks(events, size):
+        params: list[Any] = []
+        for url, host, action, available_at, fingerprint in part:
+            params += (host, url, action, driver_time(dialect, available_at), fingerprint, stamp)
+        connection.exec_driver_sql(_insert_sql(connection.dialect, table, len(part)), tuple(params))
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(sa_dialect: Any, table: sa.Table, count: int) -> str:
+    prep = sa_dialect.identifier_preparer
+    p = "?" if sa_dialect.paramstyle == "qmark" else "%s"
+    row = "(" + ", ".join([p] * len(_COLUMNS)) + ")"
+    columns = ", ".join(prep.quote(name) for name in _COLUMNS)
+    return f"INSERT INTO {prep.format_table(table)} ({columns}) VALUES {', '.join([row] * count)}"
+
+
+def count(state: IndexNowState, connection: Any, *, due_by: datetime | None = None) -> int:
+    """Events waiting in the inbox (of them, those due by ``due_by``, when given)."""
+    table = state.models.inbox
+    query = sa.select(sa.func.count()).select_from(table)
+    if due_by is not None:
+        query = query.where(table.c.available_at <= due_by)
+    return int(connection.execute(query).scalar_one())
+
+
+def earliest(state: IndexNowState, connection: Any) -> datetime | None:
+    """The earliest due time of an event in the inbox (None: the inbox is empty)."""
+    table = state.models.inbox
+    found = connection.execute(sa.select(sa.func.min(table.c.available_at))).scalar()
+    return None if found is None else clock.as_utc(found)
+
+
+def events_for(state: IndexNowState, connection: Any, host: str, url: str) -> list[Any]:
+    """The events of one URL still in the inbox, oldest first (``explain``: the inbox is small, merged each pass)."""
+    table = state.models.inbox
+    return list(connection.execute(
+        sa.select(table.c.id, table.c.action, table.c.available_at, table.c.created_at)
+        .where(table.c.host == host, table.c.url == url).order_by(table.c.id)
+    ))
