@@ -7,18 +7,13 @@ instead (tests/live_server.py), as ``flask run`` would.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from ..scale.servers import ROOT, free_port, wait_until
-from ..scale.siteapp import CONFIG_ENV
+from ..scale.servers import LoggedProcess, free_port, site_env, wait_until
 from .site import WARM_UP_ENV
 
 APP = "tests.deploy.site:create_app()"
@@ -33,14 +28,13 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-class ServerProcess:
+class ServerProcess(LoggedProcess):
     """One of :data:`COMMANDS` serving the deploy site until :meth:`stop`."""
 
     def __init__(self, name: str, config: dict[str, Any], log_path: Path, warm_up: str | None = None) -> None:
         self.name = name
         self.port = free_port()
-        env = dict(os.environ, **{CONFIG_ENV: json.dumps(config)})
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env = site_env(config)
         if warm_up is not None:
             env[WARM_UP_ENV] = warm_up
         command = [sys.executable, "-m", *COMMANDS[name]]
@@ -48,9 +42,7 @@ class ServerProcess:
             command += ["--bind", f"127.0.0.1:{self.port}", "--error-logfile", "-", "--timeout", "60", APP]
         else:
             command += [f"--listen=127.0.0.1:{self.port}", "--call", APP.removesuffix("()")]
-        self.log_path = log_path
-        self.log = open(log_path, "ab")  # noqa: SIM115 (closed in stop())
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        super().__init__(command, env, log_path)
 
     @property
     def url(self) -> str:
@@ -74,18 +66,3 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def stop(self) -> None:
-        try:
-            if self.process.poll() is None:
-                self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        finally:
-            self.log.close()
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")

@@ -179,6 +179,41 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace")
 
 
+class LoggedProcess:
+    """A child process writing its output to ``log_path``: stopped with SIGTERM (then killed), log closed.
+
+    The gunicorn and waitress servers of tests/scale and tests/deploy differ in
+    their command lines only; this is what they share.
+    """
+
+    def __init__(self, command: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.log_path = log_path
+        self.log = open(log_path, "ab")  # noqa: SIM115 (closed in stop())
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def stop(self) -> None:
+        try:
+            if self.process.poll() is None:
+                self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        finally:
+            self.log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def site_env(config: dict[str, Any]) -> dict[str, str]:
+    """The environment of a served test site: its config as JSON, the repository on the path."""
+    env = dict(os.environ, **{CONFIG_ENV: json.dumps(config)})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

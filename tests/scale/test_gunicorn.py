@@ -11,10 +11,6 @@ tick waits; the budget still bounds each tick (its rows are tried once each).
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,27 +20,22 @@ import requests
 from ..conftest import rows
 from ..silent_server import SilentServer
 from .conftest import ext
-from .servers import ROOT, free_port, shared_config, wait_until
-from .siteapp import CONFIG_ENV
+from .servers import LoggedProcess, free_port, shared_config, site_env, wait_until
 
 BUDGET = 2
 GUNICORN_TIMEOUT = 4
 HOSTS = ["a.example.com", "b.example.com", "c.example.com"]
 
 
-class Gunicorn:
+class Gunicorn(LoggedProcess):
     """``gunicorn`` with sync workers serving :mod:`tests.scale.siteapp`, as a real OS process."""
 
     def __init__(self, config: dict[str, object], log_path: Path, *args: str) -> None:
         self.port = free_port()
-        env = dict(os.environ, **{CONFIG_ENV: json.dumps(config)})
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        self.log_path = log_path
-        self.log = open(log_path, "ab")  # noqa: SIM115 (closed in stop())
-        self.process = subprocess.Popen(
+        super().__init__(
             [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--worker-class", "sync",
              "--log-level", "info", "--error-logfile", "-", *args, "tests.scale.siteapp:create_app()"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            site_env(config), log_path,
         )
 
     @property
@@ -56,21 +47,6 @@ class Gunicorn:
             return requests.get(self.url + "/", timeout=1).status_code == 200
         except requests.RequestException:
             return False
-
-    def stop(self) -> None:
-        try:
-            if self.process.poll() is None:
-                self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        finally:
-            self.log.close()
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
