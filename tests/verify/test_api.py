@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flask_indexnow import ConfigurationError, InvalidURLError, __version__
+from flask_indexnow.testing import wait_for_tick
 from flask_indexnow.verify import Verdict
 
 from ..conftest import rows
@@ -56,8 +57,10 @@ def test_a_verification_request_runs_no_tick(site, endpoint, clock):
     with app.app_context():
         ext(app).enqueue(f"{BASE}/ok")
         ext(app).verify(f"{BASE}/ok")
+    assert wait_for_tick(app)  # a tick the page's request had woken would have run by now
     assert endpoint.received == []  # the page's request ended without a tick
     app.test_client().get("/ok", base_url=BASE).close()  # a visitor's request does tick
+    assert wait_for_tick(app)
     assert endpoint.urls_received() == [f"{BASE}/ok"]
 
 

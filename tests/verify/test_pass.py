@@ -9,6 +9,7 @@ import pytest
 from flask_indexnow.delivery.worker import process_queue
 from flask_indexnow.state import get_state
 from flask_indexnow.status import csrf
+from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import rows
 from ..delivery.conftest import ext
@@ -88,5 +89,6 @@ def test_the_after_response_tick_verifies(site, endpoint, clock):
     with app.app_context():
         ext(app).enqueue_many([f"{BASE}/ok", f"{BASE}/canonical"])
     app.test_client().get("/ok", base_url=BASE).close()  # a visitor; the tick runs after the response
+    assert wait_for_tick(app)
     assert endpoint.urls_received() == [f"{BASE}/ok"]
     assert skipped(app) == {f"{BASE}/canonical": f"canonical: {BASE}/ok"}
