@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .delivery.setsql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
+from .retry import first_refusal, mark_transaction_ended
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 from .state import IndexNowState
 
@@ -35,6 +36,58 @@ _COLUMNS = ("host", "url", "action", "available_at", "fingerprint", "created_at"
 
 #: One event: url, host, action, available_at, fingerprint (a :class:`flask_indexnow.queue.Entry`).
 Event: TypeAlias = "tuple[str, str, str, datetime, str | None]"
+
+
+#: Where a failed statement leaves the transaction as it was (statement atomicity): an INSERT
+#: that fails there changes nothing, and what ends the transaction (a deadlock, a lock timeout, a
+#: lost connection) is told apart by ``retry.ends_transaction``. No savepoint is needed around it.
+_STATEMENT_ATOMIC = frozenset({"mysql", "mariadb"})
+
+
+def write_in_transaction(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:
+    """Insert ``events`` inside the site's open transaction, so that a failure costs the site nothing it can't see.
+
+    The savepoint a guarded write needs is two more round trips, about half of
+    what a watched save pays to queue on PostgreSQL or MariaDB (figures 13 and
+    15), so it is spent only where it buys something:
+
+    - MySQL/MariaDB roll back a failed statement alone: the INSERT runs bare,
+      and a failure that did not end the transaction (a missing table, say)
+      leaves the site's changes as they were.
+    - On PostgreSQL any failed statement aborts the whole transaction, so the
+      INSERT runs inside a savepoint until the inbox has taken one write from
+      this process: a missing table or an old schema (``init-db`` not run) is
+      then logged and the save goes through. Once proven, the INSERT runs
+      bare, and if it fails all the same (the table dropped under a running
+      site) the error is the site's, raised as one that ended its transaction,
+      which it did; the next write is guarded again.
+    - Elsewhere (SQLite, where a savepoint costs no round trip, and any other
+      database) every write is guarded.
+
+    A write that the database refused for a reason that ended the transaction
+    (a deadlock, a serialization failure) is always raised: after a deadlock
+    inside a savepoint, MySQL/MariaDB refuse the ``ROLLBACK TO SAVEPOINT`` too,
+    and the site is shown the deadlock behind it, which it knows to retry.
+    """
+    dialect = dialect_name(connection)
+    if dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox_proven):
+        try:
+            write(state, connection, events)
+        except Exception as exc:
+            if dialect == "postgresql":
+                state.inbox_proven = False
+                mark_transaction_ended(exc)
+            raise
+        return
+    try:
+        with connection.begin_nested():
+            write(state, connection, events)
+    except Exception as exc:
+        refusal = first_refusal(exc)
+        if refusal is exc:
+            raise
+        raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
+    state.inbox_proven = True
 
 
 def write(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:

@@ -154,6 +154,20 @@ def first_refusal(exc: BaseException) -> BaseException:
     return next((e for e in _chain(exc) if isinstance(e, sa.exc.DBAPIError) and is_transient(e)), exc)
 
 
+#: Set on an error that is known to have ended its transaction (see :func:`mark_transaction_ended`).
+_ENDED_MARK = "_indexnow_ended_transaction"
+
+
+def mark_transaction_ended(exc: BaseException) -> None:
+    """Record that ``exc`` ended the transaction it happened in, whatever its kind.
+
+    For a failure that the code meeting it knows to be fatal to the
+    transaction (on PostgreSQL, any statement that fails outside a savepoint),
+    so that :func:`ends_transaction` does not take it for a harmless one.
+    """
+    setattr(exc, _ENDED_MARK, True)
+
+
 def ends_transaction(exc: BaseException) -> bool:
     """Whether ``exc`` (or an error it was raised from or during) may have ended the transaction it happened in.
 
@@ -165,7 +179,7 @@ def ends_transaction(exc: BaseException) -> bool:
     its own statement had met it (issue 18).
     """
     for current in _chain(exc):
-        if isinstance(current, sa.exc.PendingRollbackError):
+        if getattr(current, _ENDED_MARK, False) or isinstance(current, sa.exc.PendingRollbackError):
             return True
         if isinstance(current, sa.exc.DBAPIError):
             if current.connection_invalidated or is_transient(current):

@@ -57,6 +57,9 @@ class IndexNowState:
     #: When this process last made sure the built-in schedules exist (a time.monotonic()
     #: instant; None: look at the table next time) (see scheduling.builtins).
     builtins_checked_at: float | None = None
+    #: Whether the inbox has taken a write from this process: on PostgreSQL later writes in the
+    #: site's transaction need no savepoint (see inbox.write_in_transaction).
+    inbox_proven: bool = False
     #: Runs the after-response tick in the background; None: in the close callback (see delivery/ticker.py).
     ticker: Ticker | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).

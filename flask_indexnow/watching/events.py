@@ -24,7 +24,7 @@ from ..clock import as_utc
 from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
 from ..queue import Entry, after_write, make_entry
-from ..retry import ends_transaction, first_refusal
+from ..retry import ends_transaction
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 
@@ -279,19 +279,11 @@ def _write(state: IndexNowState, entries: list[Entry], session: Any | None) -> N
     if session is not None:
         # Inside the sender's transaction (the SQLAlchemy bridge passes the
         # flushing session): commit or roll back with the content change, in
-        # the inbox, which no pass locks (issue 18). The savepoint keeps a
-        # failed write (a missing table, say) from poisoning that transaction
-        # on PostgreSQL: the save goes through and the failure is logged. A
-        # failure that ended the transaction is raised instead (see _handle).
+        # the inbox, which no pass locks (issue 18). A failure that ended the
+        # transaction is raised (see _handle); inbox.write_in_transaction says
+        # when a savepoint keeps any other failure from poisoning it.
         connection = session.connection(bind_arguments={"mapper": state.models.Queue})
-        try:
-            with connection.begin_nested():
-                inbox.write(state, connection, entries)
-        except Exception as exc:
-            refusal = first_refusal(exc)
-            if refusal is exc:
-                raise
-            raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
+        inbox.write_in_transaction(state, connection, entries)
         after_write(state, entries, session)
         return
     # Not part of the host's unit of work: a transaction of its own, and the

@@ -153,7 +153,7 @@ def test_the_before_state_runs_no_sql_of_its_own(blog_factory) -> None:
         blog.session.flush()
     finally:
         sa.event.remove(engine, "before_cursor_execute", record)
-    # One UPDATE of the post, then the queue's own (savepoint + upsert): no SELECT from the shadow.
+    # One UPDATE of the post, then the inbox INSERT (in a savepoint where one is needed): no SELECT from the shadow.
     assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")
                 and ("categories" in s or "posts" in s)], statements
     blog.session.commit()
