@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from .. import clock
 from ..state import IndexNowState
+from .schedules import storable_name
 
 OUTCOMES = ("dispatched", "skipped", "missed", "triggered", "expired")
 
@@ -92,6 +93,8 @@ def history(state: IndexNowState, name: str, limit: int = 20, *, connection: Any
     """The last ``limit`` occurrences of the schedule called ``name``, newest first."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+    if not storable_name(name):
+        return []  # no schedule can be called that (see schedules.storable_name)
     if connection is None:
         with state.engine().connect() as own:
             return history(state, name, limit, connection=own)

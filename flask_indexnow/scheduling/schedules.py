@@ -153,8 +153,21 @@ def _origin(row: Any) -> str:
     return str(row.origin)
 
 
+def storable_name(name: object) -> bool:
+    """Whether a schedule (or a handler) could be called ``name``: a lookup of any other name finds nothing.
+
+    Told apart before the query, so that a lookup of ``"a\\x00b"`` (which
+    PostgreSQL refuses in any text, even a comparison) or of a name longer
+    than the column answers "no such schedule" like any unknown name, not
+    with a database error.
+    """
+    return isinstance(name, str) and 0 < len(name) <= max(NAME_MAX, HANDLER_MAX) and not _has_control(name)
+
+
 def by_name(table: sa.Table, name: str) -> Any:
     """The WHERE clause of the schedule called ``name`` (a row from before names reads as its handler)."""
+    if not storable_name(name):
+        return sa.false()
     return sa.or_(table.c.name == name, sa.and_(table.c.name.is_(None), table.c.handler == name))
 
 

@@ -103,6 +103,20 @@ def test_an_unknown_name_is_a_clear_error(site: Flask, ext: IndexNow, call: str)
         getattr(ext.scheduler, call)("nope")
 
 
+@pytest.mark.parametrize("name", ["no\x00pe", "no\npe", "n" * 300])
+def test_a_name_no_schedule_can_have_is_unknown_too(site: Flask, ext: IndexNow, name: str) -> None:
+    """A NUL (which PostgreSQL refuses even in a comparison) or an overlong name: "no such schedule", no database error."""
+    ext.schedule("h").every("1 hour").save()
+    for call in ("pause", "resume", "trigger", "history"):
+        with pytest.raises(UnknownScheduleError, match="no schedule named"):
+            getattr(ext.scheduler, call)(name)
+    assert ext.scheduler.get(name) is None and ext.scheduler.remove(name) is False
+    assert ext.scheduler.remove("h") is True  # a real lookup beside them still works
+    result = cli(site, "pause", name)
+    assert result.exit_code == 1 and result.output.startswith("Error: no schedule named "), result.output
+    assert "database" not in result.output.lower(), result.output
+
+
 @pytest.mark.parametrize("args", [["pause", "nope"], ["resume", "nope"], ["resume", "nope", "--catch-up"],
                                   ["trigger", "nope"], ["history", "nope"], ["remove", "nope"]])
 def test_the_cli_says_an_unknown_name_in_one_line(site: Flask, args: list[str]) -> None:
