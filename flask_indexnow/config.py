@@ -53,6 +53,8 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
                                    "a greenlet under gevent; responses only wake it), 'after-response' (in the "
                                    "response's close callback, in the request's worker), 'auto' (thread, unless the "
                                    "server runs no threads: uWSGI without --enable-threads)"),
+    "INDEXNOW_TICK_DELAY": (0.5, "seconds the background tick waits after a response wakes it, so that the responses of "
+                                 "a burst are one tick (0: at once; at most 60)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
     "INDEXNOW_DRY_RUN": (False, "run the whole pipeline but POST nothing; history rows say dry_run"),
@@ -100,6 +102,7 @@ MAXIMA: dict[str, tuple[float, str]] = {
     "INDEXNOW_TICK_LOCK_TTL": (3_600, "3600 seconds"),
     "INDEXNOW_TICK_BATCH_MAX": (10_000, "10000"),
     "INDEXNOW_TICK_BUDGET": (MAX_TICK_BUDGET, "300 seconds"),
+    "INDEXNOW_TICK_DELAY": (60, "60 seconds"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (3_650, "3650 days: 10 years"),
     "INDEXNOW_RESUBMIT_INTERVAL": (365 * 86_400, "31536000 seconds: 365 days"),
     "INDEXNOW_JOB_MAX_ATTEMPTS": (100, "100"),
@@ -155,6 +158,8 @@ class Settings:
     verify: str | None = None
     #: INDEXNOW_TICK_MODE: "auto", "thread" or "after-response" (see delivery/ticker.py).
     tick_mode: str = "auto"
+    #: INDEXNOW_TICK_DELAY: how long the ticker gathers wakes before it ticks (see delivery/ticker.py).
+    tick_delay: float = 0.5
     #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
     sitemap_url: str | None = None
     sitemap_max_urls: int = SITEMAP_MAX_URLS
@@ -420,6 +425,7 @@ def load_settings(config: dict[str, Any]) -> Settings:
         strip_query_params=_strip_query_params(config["INDEXNOW_STRIP_QUERY_PARAMS"]),
         verify=_verify(config["INDEXNOW_VERIFY"]),
         tick_mode=_tick_mode(config["INDEXNOW_TICK_MODE"]),
+        tick_delay=num("INDEXNOW_TICK_DELAY", 0, integer=False),
         **_sitemap(config),
         previous_keys=_previous_keys(config["INDEXNOW_PREVIOUS_KEYS"], config["INDEXNOW_KEY"]),
         implied_dry_run=implied_dry_run,

@@ -67,7 +67,7 @@ def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
     mode = state.settings.tick_mode
     if use_thread(mode):
         return Ticker(lambda ticking: _run_detached(app, ticking), name=f"indexnow-tick-{app.name}",
-                      after_fork=lambda: _after_fork(state))
+                      after_fork=lambda: _after_fork(state), delay=state.settings.tick_delay)
     if mode == "auto":
         logger.info("IndexNow: this server runs no threads started by the app (uWSGI without "
                     "--enable-threads): each tick runs after its response, in the request's worker")

@@ -8,6 +8,14 @@ event (no query, no cache call, no I/O), and one thread per app and process
 (a greenlet when gevent has patched ``threading``) runs the tick, with the
 same lock, budget, breaker and "nothing due, no query" rules as before.
 
+A wake does not tick at once: the ticker first waits ``INDEXNOW_TICK_DELAY``
+(default half a second), and the wakes of every response in that time are one
+tick. Under a burst of saves a process then ticks twice a second, not once per
+save: a tick's claim, POST and bookkeeping are CPU a sync worker's requests
+share (figure 14), while search engines gain nothing from hearing of a change
+within milliseconds rather than within a second. ``testing.wait_for_tick()``
+and interpreter shutdown cut the wait short (:meth:`Ticker.hurry`).
+
 The thread is started on the first wake and ends after :data:`IDLE_EXIT`
 seconds without one, so an app that is gone (a test's, say) leaves nothing
 running; after ``fork()`` (gunicorn's ``--preload``) the child starts its own.
@@ -102,10 +110,11 @@ class Ticker:
     """
 
     def __init__(self, run: Callable[[bool], None], name: str,
-                 after_fork: Callable[[], None] | None = None) -> None:
+                 after_fork: Callable[[], None] | None = None, delay: float = 0.0) -> None:
         self._run = run
         self._name = name
         self._after_fork = after_fork
+        self._delay = delay
         self._reset()
         _tickers.add(self)
 
@@ -114,6 +123,7 @@ class Ticker:
         self._lock = threading.Lock()
         self._worker: Any = None
         self._event: Any = None
+        self._hurry: Any = None  # set: the next gathering of wakes ends at once
         self._wanted: bool | None = None  # None: no wake waiting; else whether it asks for a tick
         self._busy = 0  # ticks running (two for a moment when a stopped ticker's last tick ends late)
 
@@ -133,9 +143,11 @@ class Ticker:
         if gevent_patched():  # gevent is the host's dependency, not ours: imported by name
             gevent = importlib.import_module("gevent")
             self._event = importlib.import_module("gevent.event").Event()
+            self._hurry = importlib.import_module("gevent.event").Event()
             self._worker = gevent.spawn(self._loop, self._event)
         else:
             self._event = threading.Event()
+            self._hurry = threading.Event()
             self._worker = threading.Thread(target=self._loop, args=(self._event,), name=self._name, daemon=True)
             self._worker.start()
 
@@ -148,6 +160,7 @@ class Ticker:
                 if ticking is None:
                     return
                 try:
+                    ticking = self._gather(ticking)
                     self._run(ticking)
                 except Exception:  # the runner logs its own failures; this thread must not die of one
                     logger.exception("IndexNow: the background tick failed")
@@ -179,7 +192,28 @@ class Ticker:
                 if _shutting_down or not woke:
                     return None
 
+    def _gather(self, ticking: bool) -> bool:
+        """Wait ``delay`` (unless hurried) so that the wakes of the responses meanwhile join this tick."""
+        with self._lock:
+            hurry = self._hurry
+        if self._delay <= 0 or hurry is None:
+            return ticking
+        if not _shutting_down:
+            hurry.wait(self._delay)
+        with self._lock:
+            hurry.clear()
+            if self._wanted is not None:
+                ticking, self._wanted = ticking or self._wanted, None
+        return ticking
+
     # -- waiting and stopping ---------------------------------------------------
+
+    def hurry(self) -> None:
+        """End the wait for more wakes now: the tick asked for runs at once (tests, shutdown)."""
+        with self._lock:
+            hurry = self._hurry
+        if hurry is not None:
+            hurry.set()
 
     def idle(self) -> bool:
         """No tick running and none asked for."""
@@ -187,9 +221,10 @@ class Ticker:
             return self._busy == 0 and self._wanted is None
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Wait until the ticker is idle (tests, shutdown); False when ``timeout`` ran out first."""
+        """Wait until the ticker is idle (tests, shutdown), hurrying it; False when ``timeout`` ran out first."""
         deadline = time.monotonic() + timeout
         while not self.idle():
+            self.hurry()
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.005)
@@ -203,6 +238,7 @@ class Ticker:
             self._worker = self._event = None  # the next wake starts a new ticker
         if event is None:
             return True
+        self.hurry()
         event.set()  # the loop wakes, sees the event is no longer its ticker's, and ends
         return self.wait_idle(timeout)
 
@@ -226,6 +262,7 @@ def _at_exit() -> None:
     for ticker in list(_tickers):  # no new wake from now on; the one waiting, if any, still runs
         with ticker._lock:
             event = ticker._event
+        ticker.hurry()
         if event is not None:
             event.set()
     deadline = time.monotonic() + SHUTDOWN_WAIT

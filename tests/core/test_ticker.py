@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -73,6 +74,50 @@ def test_wakes_during_a_tick_merge_into_one_more_tick():
     assert ticker.wait_idle(10)
     assert runs.calls == [False, True]  # one more, and a tick, since one of the merged wakes asked for it
     assert ticker.stop()
+
+
+def idle_unhurried(ticker: Ticker, timeout: float = 10.0) -> bool:
+    """Wait for the ticker to be idle without hurrying it (``wait_idle`` would)."""
+    deadline = time.monotonic() + timeout
+    while not ticker.idle():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_the_wakes_of_a_burst_within_the_delay_are_one_tick():
+    runs = Runs()
+    ticker = Ticker(runs, name="indexnow-tick-delay", delay=2.0)
+    for n in range(10):  # ten responses in 0.2 s, one of them asking for a tick, the others to publish
+        ticker.wake(ticking=n == 3)
+        time.sleep(0.02)
+    assert not runs.started.is_set()  # still gathering: 0.2 s of the 2 s delay
+    assert runs.started.wait(10) and idle_unhurried(ticker)
+    assert runs.calls == [True]
+    assert ticker.stop()
+
+
+def test_wait_for_tick_and_stop_cut_the_delay_short():
+    runs = Runs()
+    ticker = Ticker(runs, name="indexnow-tick-hurried", delay=60.0)
+    ticker.wake()
+    assert ticker.wait_idle(10)  # a minute otherwise
+    assert runs.calls == [True]
+    ticker.wake(ticking=False)
+    deadline = time.monotonic() + 10
+    while ticker._wanted is not None and time.monotonic() < deadline:  # until the ticker took it (gathering)
+        time.sleep(0.01)
+    assert ticker.stop(10)  # the wake taken runs now, not in a minute
+    assert runs.calls == [True, False]
+
+
+def test_the_tick_delay_setting(make_app):
+    assert DEFAULTS["INDEXNOW_TICK_DELAY"][0] == 0.5
+    assert make_app(INDEXNOW_TICK_DELAY=0).extensions["indexnow"].settings.tick_delay == 0.0
+    for bad in (-1, 61, "soon", None):
+        with pytest.raises(ConfigurationError, match="INDEXNOW_TICK_DELAY"):
+            make_app(INDEXNOW_TICK_DELAY=bad)
 
 
 def test_the_thread_ends_when_idle_and_the_next_wake_starts_another(monkeypatch):
