@@ -196,6 +196,7 @@ def check(app: Flask, outcome: Outcome, pass_errors: list[BaseException], site_r
     report = (f"{outcome.commits} commits, {outcome.failures} failed {dict(outcome.errors)}, "
               f"{outcome.transient} transient; {len(lost)} lost edits; {len(dropped)} dropped events; "
               f"pass errors: {len(pass_errors)}; first dropped: {list(dropped.items())[:3]}")
+    print(f" {report}")  # the figures, with pytest -s -v
     assert outcome.commits >= MIN_EDITS, report
     assert not lost, report
     assert not dropped, report

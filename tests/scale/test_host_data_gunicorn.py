@@ -113,6 +113,8 @@ def test_gunicorn_saves_beside_two_workers(make_app, slow_endpoint, redis_url, t
             sent = delivered.get(f"https://site.example.com/page/{pid}", [])
             if not any(h.action == want and h.created_at >= began for h in sent):
                 dropped[pid] = (want, began, [(h.action, h.created_at) for h in sent[-3:]])
+        print(f" {len(statuses)} requests, {len(errors)} not 200; {len(lost)} lost edits; "
+              f"{len(dropped)} dropped events; {sum(map(len, delivered.values()))} deliveries")  # pytest -s -v
         assert not dropped, (len(dropped), list(dropped.items())[:3])
     finally:
         pages.drop(engine)
