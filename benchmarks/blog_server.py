@@ -41,6 +41,7 @@ def build(config: dict[str, Any]) -> tuple[Flask, SQLAlchemy, Any]:
         INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True,
         INDEXNOW_ALLOWED_HOSTS=["www.example.com"],
         INDEXNOW_TICK_MODE=config.get("tick_mode", "auto"),
+        **config.get("settings", {}),  # any other INDEXNOW_* setting a figure's variant needs
     )
     app.jinja_loader = DictLoader({"post.html": PAGE})
     db = SQLAlchemy()

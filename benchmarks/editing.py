@@ -125,13 +125,22 @@ def _p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
+def _own_file(database_url: str, name: str) -> str:
+    """On SQLite, a database file per variant: one variant's writes (a tick still finishing) never lock another's."""
+    url = sa.engine.make_url(database_url)
+    if url.get_backend_name() != "sqlite" or not url.database:
+        return database_url
+    stem, dot, suffix = url.database.rpartition(".")
+    return url.set(database=f"{stem}-{name}{dot}{suffix}" if dot else f"{url.database}-{name}").render_as_string()
+
+
 def editing_workload(number: int, database_url: str, rounds: int, requests_per_round: int) -> list[Figure]:
     with Endpoint(delay=0.05) as endpoint:
         servers: dict[str, Gunicorn] = {}
         try:
             for name, (variant, tick_mode) in VARIANTS.items():
-                config = {"database_url": database_url, "prefix": new_prefix(), "endpoint_url": endpoint.url,
-                          "variant": variant, "tick_mode": tick_mode}
+                config = {"database_url": _own_file(database_url, name), "prefix": new_prefix(),
+                          "endpoint_url": endpoint.url, "variant": variant, "tick_mode": tick_mode}
                 app, db, post = blog_server.build(config)
                 register(db, blog_server.seed(app, db, post), app)
                 servers[name] = Gunicorn(config)

@@ -16,6 +16,7 @@ from .delivery.ratelog import RateLimitedLog
 from .models import Models
 
 if TYPE_CHECKING:
+    from .delivery.machinelock import MachineLock
     from .delivery.outbound import OutboundSession
     from .delivery.ticker import Ticker
     from .extension import IndexNow
@@ -44,6 +45,9 @@ class IndexNowState:
     #: Held while this process runs a tick: one tick per process at a time, so a
     #: burst of requests never piles up threads (and cache connections) behind it.
     tick_guard: threading.Lock = field(default_factory=threading.Lock)
+    #: Taken by a tick so that the processes of one machine take turns even without a shared
+    #: cache (see delivery/machinelock.py); made when the first tick runs.
+    machine_lock: MachineLock | None = None
     #: This process's own copy of "nothing is due before" (a timestamp), so an
     #: idle site's requests skip the tick without even a cache read (see due.py).
     idle_until: float = 0.0

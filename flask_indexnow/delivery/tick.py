@@ -12,6 +12,7 @@ without a query.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -26,6 +27,7 @@ from ..verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
 from . import due
 from .breaker import CacheUnavailable
 from .lock import CacheLock
+from .machinelock import MachineLock, lock_path
 from .ticker import Ticker, use_thread
 from .worker import PassResult, process_queue
 
@@ -66,7 +68,7 @@ def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
     """The app's ticker, or None when INDEXNOW_TICK_MODE (or the server) wants the tick in the close callback."""
     mode = state.settings.tick_mode
     if use_thread(mode):
-        return Ticker(lambda ticking: _run_detached(app, ticking), name=f"indexnow-tick-{app.name}",
+        return Ticker(lambda ticking: _run_detached(app, ticking, wait=True), name=f"indexnow-tick-{app.name}",
                       after_fork=lambda: _after_fork(state), delay=state.settings.tick_delay)
     if mode == "auto":
         logger.info("IndexNow: this server runs no threads started by the app (uWSGI without "
@@ -79,16 +81,21 @@ def _after_fork(state: IndexNowState) -> None:
     and an HTTP session of its own (the parent's kept-alive sockets stay the parent's)."""
     state.tick_guard = threading.Lock()
     state.lock = threading.Lock()
+    if state.machine_lock is not None:
+        state.machine_lock.release()  # the parent's copy of a held lock file: the parent keeps the lock
     state.http = None
 
 
-def _run_detached(app: Flask, ticking: bool = True) -> None:
-    """Run a tick (or only publish the due time) outside the request; never raises into the server."""
+def _run_detached(app: Flask, ticking: bool = True, wait: bool = False) -> None:
+    """Run a tick (or only publish the due time) outside the request; never raises into the server.
+
+    ``wait``: on the tick thread, wait for another process's tick to end instead of skipping this one.
+    """
     state: IndexNowState = app.extensions["indexnow"]
     try:
         with app.app_context():
             if ticking:
-                tick(state)
+                tick(state, wait=wait)
             else:
                 due.publish_pending(state)
     except Exception as exc:
@@ -99,16 +106,21 @@ def _run_detached(app: Flask, ticking: bool = True) -> None:
         state.quiet_log.log("tick-failed", logging.ERROR, "IndexNow: the after-response tick failed", exc=exc)
 
 
-def tick(state: IndexNowState) -> PassResult | None:
+def tick(state: IndexNowState, *, wait: bool = False) -> PassResult | None:
     """Run one tick; returns the pass result, or None when there was nothing to do.
 
-    Cheap when idle (cache read only), exclusive through the cache lock, limited
-    to INDEXNOW_TICK_BATCH_MAX rows and to INDEXNOW_TICK_BUDGET seconds.
+    Cheap when idle (cache read only), exclusive through the cache lock and the
+    machine's lock file, limited to INDEXNOW_TICK_BATCH_MAX rows and to
+    INDEXNOW_TICK_BUDGET seconds. ``wait``: while another process of this
+    machine ticks, wait (up to INDEXNOW_TICK_BUDGET) for it to end instead of
+    skipping: the tick thread does, so an event its process wrote meanwhile is
+    not left for the next request; a close callback, whose worker a visitor may
+    be waiting for, never does.
     """
     if not state.tick_guard.acquire(blocking=False):
         return None  # this process is ticking already
     try:
-        return _tick(state)
+        return _tick(state, wait)
     finally:
         state.tick_guard.release()
 
@@ -135,13 +147,35 @@ def _lockless_tick_allowed(state: IndexNowState) -> bool:
     return True
 
 
-def _tick(state: IndexNowState) -> PassResult | None:
+def _tick(state: IndexNowState, wait: bool) -> PassResult | None:
     settings = state.settings
-    deadline = time.monotonic() + settings.tick_budget
     published = due.publish_pending(state)
     # A row this process wrote is due now: no need to ask the cache whether anything is.
     if (published is None or published > clock.utcnow().timestamp()) and due.is_idle(state):
         return None
+    machine = _machine_lock(state)
+    if not machine.acquire(wait=settings.tick_budget if wait else 0.0):
+        return None
+    try:
+        return _locked_tick(state)
+    finally:
+        machine.release()
+
+
+def _machine_lock(state: IndexNowState) -> MachineLock:
+    """This app's lock file: one per database and table prefix, shared by every process of the machine."""
+    if state.machine_lock is None:
+        url = state.engine().url
+        if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+            url = url.set(database=os.path.abspath(url.database))
+        identity = f"{url.render_as_string(hide_password=True)}|{state.cache_key(LOCK_NAME)}"
+        state.machine_lock = MachineLock(lock_path(identity))
+    return state.machine_lock
+
+
+def _locked_tick(state: IndexNowState) -> PassResult | None:
+    settings = state.settings
+    deadline = time.monotonic() + settings.tick_budget
     lock: CacheLock | None = CacheLock(state.guarded_cache, state.cache_key(LOCK_NAME), settings.tick_lock_ttl)
     try:
         held = lock is not None and lock.acquire()
