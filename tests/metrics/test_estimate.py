@@ -62,7 +62,7 @@ def test_a_count_above_the_limit_is_within_a_tenth(make_app, endpoint, layout):
     app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN)
     if layout == "even":
         fill(app, 100_000)
-    elif layout == "hole":  # the oldest rows delivered (deleted) but a few
+    elif layout == "hole":  # two thirds of the range delivered (deleted): rows 20,001-120,000
         fill(app, 150_000)
         execute(app, "DELETE FROM {q} WHERE id BETWEEN 20001 AND 120000")
     else:  # runs of 700 failed rows between runs of 1,400 pending ones
