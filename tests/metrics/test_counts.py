@@ -1,4 +1,4 @@
-"""Queue counts that stop at EXACT_LIMIT rows: exact below it, the planner's estimate above (SQLite: exact)."""
+"""Queue counts that stop at EXACT_LIMIT rows: exact below it, an estimate above (SQLite: test_estimate.py)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_counts_are_exact_below_the_limit_and_estimated_above(make_app, endpoint
     samples = scrape(app)
     pending = value(samples, "indexnow_queue_urls", status="pending", engine=endpoint.url)
     if backend == "sqlite":
-        assert pending == 300  # no estimate to take: counted
+        assert pending == 300  # an id range narrower than the sample is read whole: exact
     else:
         assert 51 <= pending <= 600  # the planner's figure, never below the limit it passed
     assert value(samples, "indexnow_queue_urls", status="failed", engine=endpoint.url) == 20
