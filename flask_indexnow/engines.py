@@ -1,5 +1,7 @@
 """Several engines (INDEXNOW_ENDPOINTS): what each queue row's ``engine`` names, and each engine's view.
 
+Each engine as the status document shows it is :mod:`flask_indexnow.status.engines`.
+
 Every queue row belongs to one engine: enqueueing writes one row per
 configured engine, and each row has its own attempts, retry time and claim,
 so an engine that accepted a URL is never sent it again because another one
@@ -24,9 +26,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from typing import Any
-
-import sqlalchemy as sa
 
 from .state import IndexNowState
 
@@ -82,37 +81,3 @@ def view(state: IndexNowState, endpoint: str) -> IndexNowState:
 def views(state: IndexNowState) -> list[IndexNowState]:
     """One view per configured engine, in the configured order."""
     return [view(state, endpoint) for endpoint in endpoints(state)]
-
-
-def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
-    """Each configured engine as the status document shows it: queue counts, pause, request budget.
-
-    Rows of an engine no longer configured are counted under the first
-    engine only when their key is ``""``; others are not listed (the next pass fails them).
-    """
-    from .delivery import budget, worker
-
-    queue = state.models.queue
-    counts: dict[tuple[str, str], int] = {}
-    for engine, status, count in connection.execute(
-        sa.select(queue.c.engine, queue.c.status, sa.func.count()).group_by(queue.c.engine, queue.c.status)
-    ):
-        endpoint = resolve(state, engine)
-        if endpoint is not None:
-            counts[(endpoint, status)] = counts.get((endpoint, status), 0) + int(count)
-    # An inbox event becomes one pending row per engine when the next pass merges it.
-    waiting = int(connection.execute(sa.select(sa.func.count()).select_from(state.models.inbox)).scalar_one())
-    listed = []
-    for endpoint in endpoints(state):
-        pause = worker.endpoint_pause(state, engine=endpoint)
-        usage = budget.usage(state, endpoint)
-        listed.append({
-            "endpoint": endpoint,
-            "pending": counts.get((endpoint, "pending"), 0) + waiting,
-            "processing": counts.get((endpoint, "processing"), 0),
-            "failed": counts.get((endpoint, "failed"), 0),
-            "paused_until": None if pause is None else pause[0].isoformat(),
-            "pause_status": None if pause is None else pause[1],
-            "budget": None if usage is None else usage.as_dict(),
-        })
-    return listed

@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 import sqlalchemy as sa
 
 from . import clock
-from .delivery.setsql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
+from .queuesql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
 from .retry import first_refusal, mark_transaction_ended
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 from .state import IndexNowState

@@ -5,25 +5,46 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flask import Flask, current_app, has_app_context
 
+from .breaker import CacheBreaker, GuardedCache
 from .config import Settings
-from .delivery.breaker import CacheBreaker, GuardedCache
-from .delivery.ratelog import RateLimitedLog
 from .models import Models
-
-if TYPE_CHECKING:
-    from .delivery.outbound import OutboundSession
-    from .delivery.ticker import Ticker
-    from .extension import IndexNow
+from .outbound import OutboundSession
+from .ratelog import RateLimitedLog
+from .ticker import Ticker
 
 logger = logging.getLogger(__name__)
 
 #: How many URLs ``resource_before_delete`` remembers until ``resource_deleted`` comes.
 REMEMBERED_MAX = 10_000
+
+
+class Registrations(Protocol):
+    """What the state reads of the ``IndexNow`` object: what the site registered on it.
+
+    ``extension.py`` sits at the top of the layers and imports this module; this
+    protocol is the part of it the layers below may see (``IndexNow`` has it all).
+    """
+
+    @property
+    def adapters(self) -> Mapping[type, Any]: ...  # model → watching.events.Adapter
+
+    @property
+    def job_handlers(self) -> Mapping[str, Callable[[Any], Any]]: ...
+
+    @property
+    def declared_schedules(self) -> Mapping[str, Any]: ...  # name → scheduling.ScheduleSpec
+
+    @property
+    def status_auth_callback(self) -> Callable[[], bool] | None: ...
+
+    @property
+    def status_form_fields_callback(self) -> Callable[[], Mapping[str, str] | None] | None: ...
 
 
 @dataclass
@@ -34,7 +55,7 @@ class IndexNowState:
     registered on (watched models, job handlers); this holds the rest.
     """
 
-    extension: IndexNow
+    extension: Registrations
     db: Any
     cache: Any
     models: Models
@@ -60,7 +81,7 @@ class IndexNowState:
     #: Whether the inbox has taken a write from this process: on PostgreSQL later writes in the
     #: site's transaction need no savepoint (see inbox.write_in_transaction).
     inbox_proven: bool = False
-    #: Runs the after-response tick in the background; None: in the close callback (see delivery/ticker.py).
+    #: Runs the after-response tick in the background; None: in the close callback (see ticker.py).
     ticker: Ticker | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None

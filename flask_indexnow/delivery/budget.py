@@ -24,9 +24,9 @@ from typing import Any
 from cachelib import RedisCache
 
 from .. import clock
+from ..breaker import CacheUnavailable
 from ..engines import endpoint_digest
 from ..state import IndexNowState
-from .breaker import CacheUnavailable
 
 #: Seconds of one budget window.
 WINDOW = 60

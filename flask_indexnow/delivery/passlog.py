@@ -6,7 +6,7 @@ handlers). A failure carries the start of the engine's answer, cut to
 :data:`ANSWER_CHARS` characters and stripped of anything a terminal would
 act on. A dry run says exactly what production would have sent. A 403 says
 which key-file URL the engine was told to fetch and what to check there, and
-hands the streak to :mod:`.forbidden`, which escalates once per streak.
+hands the streak to :mod:`flask_indexnow.keys.forbidden`, which escalates once per streak.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..keys.rules import key_for, key_location, key_problem
+from ..config import key_problem
+from ..keys import forbidden
+from ..keys.rules import key_for, key_location
+from ..refusal import Refusal, advice
 from ..safetext import safe_text
 from ..state import IndexNowState
-from . import forbidden
 from .endpoint import Answer
-from .refusal import Refusal, advice
 
 logger = logging.getLogger(__name__)
 

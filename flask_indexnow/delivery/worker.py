@@ -27,17 +27,19 @@ from typing import Any, TypeAlias
 import requests
 import sqlalchemy as sa
 
-from .. import claims, clock, engines, retry, signals
-from ..checks import cache_is_shared
+from .. import claims, clock, due, engines, retry, signals
+from ..breaker import CacheUnavailable
+from ..cachekind import cache_is_shared
 from ..claims import Bind
-from ..keys.rules import key_for, key_problem
+from ..config import key_problem
+from ..keys.rules import key_for
 from ..models import url_hash
+from ..outbound import app_session
 from ..sitemap.changes import changes_of, record_changes, records_changes
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object
 from ..verify.screen import screen
-from . import due, passlog
-from .breaker import CacheUnavailable
+from . import passlog
 from .budget import take as take_budget
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
@@ -46,7 +48,6 @@ from .endpoint import (
     sending_problem,
 )
 from .merge import merge_inbox
-from .outbound import app_session
 from .setsql import finish_batch
 
 logger = logging.getLogger(__name__)

@@ -29,12 +29,10 @@ from ..missing import is_missing_table
 from ..state import IndexNowState, get_state
 from .intervals import parse_interval
 from .prune import prune_history
-from .schedules import BUILTIN, OverlapPolicy, fill_names
+from .schedules import BUILTIN, PROCESS_QUEUE, PRUNE_HISTORY, OverlapPolicy, fill_names
 
 logger = logging.getLogger(__name__)
 
-PROCESS_QUEUE = "indexnow.process_queue"
-PRUNE_HISTORY = "indexnow.prune_history"
 #: How long a process trusts that the built-in schedules exist before looking again.
 RECHECK_SECONDS = 3600.0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -77,7 +77,7 @@ def live(published: bool | None, deleted: bool | None) -> bool:
     return (True if published is None else published) and not deleted
 
 
-def find_adapter(adapters: dict[type, Adapter], resource: Any) -> Adapter | None:
+def find_adapter(adapters: Mapping[type, Adapter], resource: Any) -> Adapter | None:
     for cls in type(resource).__mro__:
         adapter = adapters.get(cls)
         if adapter is not None:

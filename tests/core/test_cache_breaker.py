@@ -33,8 +33,8 @@ from flask import Flask, has_request_context
 from flask_caching import Cache
 
 from flask_indexnow import IndexNow
-from flask_indexnow.delivery.breaker import WINDOW, CacheBreaker, CacheUnavailable
-from flask_indexnow.delivery.ratelog import RateLimitedLog
+from flask_indexnow.breaker import WINDOW, CacheBreaker, CacheUnavailable
+from flask_indexnow.ratelog import RateLimitedLog
 from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import rows

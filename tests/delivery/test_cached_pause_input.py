@@ -79,7 +79,7 @@ def test_a_pause_up_to_the_longest_one_written_still_holds(make_app, endpoint, c
 
 def test_a_cached_next_due_time_that_is_not_finite_does_not_stop_the_tick(make_app, clock):
     """The same rule for the other cached time: ``inf`` or ``nan`` read as "idle for ever"."""
-    from flask_indexnow.delivery import due
+    from flask_indexnow import due
 
     app = make_app()
     with app.app_context():

@@ -17,9 +17,10 @@ import pytest
 from flask_indexnow import engines, queue, signals
 from flask_indexnow.checks import run_checks
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
-from flask_indexnow.delivery import forbidden, worker
+from flask_indexnow.delivery import worker
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.explain import explain_url
+from flask_indexnow.keys import forbidden
 from flask_indexnow.status.document import status_document
 
 from ..endpoint_server import EndpointServer, Reply

@@ -28,9 +28,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import has_request_context
 
-from .. import clock
-from ..state import IndexNowState
+from . import clock
 from .breaker import CacheUnavailable
+from .state import IndexNowState
 
 MAX_AGE = 60
 #: Seconds a process trusts its in-memory copy of the next-due time.

@@ -18,16 +18,15 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .. import clock
-from ..missing import is_missing_table, missing_tables_message
-from ..scheduling import ensure_builtin_schedules
-from ..state import IndexNowState, current_app_object, get_state
-from ..verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
-from . import due
+from . import clock, due
 from .breaker import CacheUnavailable
+from .delivery.worker import PassResult, process_queue
 from .lock import CacheLock
+from .missing import is_missing_table, missing_tables_message
+from .scheduling import ensure_builtin_schedules
+from .state import IndexNowState, current_app_object, get_state
 from .ticker import Ticker, use_thread
-from .worker import PassResult, process_queue
+from .verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
 
 logger = logging.getLogger(__name__)
 

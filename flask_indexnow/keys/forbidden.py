@@ -9,7 +9,7 @@ Exactly one CRITICAL line per streak comes from an atomic ``add`` of a marker,
 so two workers that see the threshold together still log it once. A
 delivery the engine accepts (any 2xx) ends the streak and removes the marker;
 other answers (429, 5xx, timeouts, and a 403 that only says the engine has
-not finished verifying the key: :mod:`.refusal`) say nothing about the key and leave it.
+not finished verifying the key: :mod:`flask_indexnow.refusal`) say nothing about the key and leave it.
 
 A cache that fails is passed over (the breaker reports it once): escalation is advice, and must
 never stop a delivery.
@@ -20,14 +20,13 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cachelib import RedisCache
 
+from ..breaker import CacheUnavailable
 from ..engines import endpoint_digest
 from ..state import IndexNowState
-from .breaker import CacheUnavailable
-from .endpoint import Answer
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +35,16 @@ logger = logging.getLogger(__name__)
 STREAK_TTL = 30 * 86_400
 _KEY = "indexnow_forbidden:"
 _local = threading.Lock()
+
+
+class Answered(Protocol):
+    """What a streak reads of an engine's answer (``delivery.endpoint.Answer``; keys sit below delivery)."""
+
+    @property
+    def http_status(self) -> int | None: ...
+
+    @property
+    def outcome(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,7 @@ def _marker(key: str) -> str:
     return key + ":escalated"
 
 
-def note_answer(state: IndexNowState, host: str, answer: Answer) -> int | None:
+def note_answer(state: IndexNowState, host: str, answer: Answered) -> int | None:
     """Count a 403 toward ``host``'s streak and return its length; end the streak on a 2xx.
 
     Returns None for every answer but a 403 (and when the cache failed).
