@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -47,6 +48,35 @@ class Registrations(Protocol):
     def status_form_fields_callback(self) -> Callable[[], Mapping[str, str] | None] | None: ...
 
 
+@dataclass(eq=False)
+class Engine:
+    """One configured engine (an INDEXNOW_ENDPOINT(S) URL) and what this process remembers of it.
+
+    Made once per endpoint and kept by the state (``state.engines``, through
+    :func:`flask_indexnow.engines.engine`), so its memory lasts from pass to
+    pass; delivery, the status document and the metrics take it as an argument.
+    What every process shares about an engine (its pause, its budget count,
+    its 403 streaks) is in the cache under keys made from :attr:`digest`; this
+    object holds the process's own copy for when the cache cannot answer.
+    Everything else (the settings, the database, the cache, the logs) is the
+    app's, shared by every engine, and stays on the state.
+    """
+
+    #: The endpoint URL the engine's POSTs go to.
+    endpoint: str
+    #: This process's own knowledge of the engine's pause (until, HTTP status), so
+    #: the pause holds even while the cache is down (see delivery.worker.pause_endpoint).
+    paused: tuple[float, int] | None = None
+    #: This process's own count of POSTs per budget window (cache key → (window, count)),
+    #: used while the cache cannot count (see delivery/budget.py).
+    local_request_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """A short, fixed-width name for the endpoint in cache keys (its pause, budget and 403 streaks)."""
+        return hashlib.sha256(self.endpoint.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass
 class IndexNowState:
     """Everything the extension knows about one app.
@@ -89,15 +119,8 @@ class IndexNowState:
     #: process and not yet published to the cache: publishing waits until after the
     #: response, so no visitor waits for the cache (see due.py).
     pending_due: float | None = None
-    #: This process's own knowledge of the endpoint pause (until, HTTP status), so
-    #: the pause holds even while the cache is down (see worker.pause_endpoint).
-    paused: tuple[float, int] | None = None
-    #: The views of the other engines (endpoint URL → the settings the view was
-    #: made from, the view), so each keeps its own pause (see engines.view).
-    engine_views: dict[str, tuple[Settings, IndexNowState]] = field(default_factory=dict)
-    #: This process's own count of POSTs per budget window (key → (window, count)),
-    #: used while the cache cannot count (see budget.py).
-    local_request_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Each engine by its endpoint URL, made on first use and kept (see engines.engine).
+    engines: dict[str, Engine] = field(default_factory=dict)
     #: This process's robots.txt of each host, for INDEXNOW_VERIFY (a verify.robots.RobotsCache, made on first use).
     robots_cache: Any = None
     #: Failure lines, each kind at most once a minute (see ratelog.py).

@@ -96,8 +96,10 @@ def post_batch(
     urls: list[str],
     *,
     deadline: float | None = None,
+    endpoint: str | None = None,
 ) -> Answer:
-    """POST one batch; never raises for what the network or the endpoint does.
+    """POST one batch to ``endpoint`` (default: ``settings.endpoint``); never raises for what the network or
+    the endpoint does.
 
     The whole request (connect, send, status line, headers, body) ends by
     ``now + settings.timeout`` or ``deadline`` (a :func:`time.monotonic`
@@ -119,7 +121,7 @@ def post_batch(
                 raise requests.Timeout("no time left")
             # stream=True: the body is read here, bounded, never downloaded whole.
             with http.post(
-                settings.endpoint,
+                endpoint or settings.endpoint,
                 json=body,
                 timeout=budget,
                 allow_redirects=False,

@@ -108,8 +108,8 @@ def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]
     answers = latest_key_answers(state, connection)
     hosts = sorted(set(known_hosts(state, connection)) | set(answers))[:MAX_HOSTS]
     streaks: dict[str, forbidden.Streak] = {}
-    for target in engines.views(state):  # INDEXNOW_ENDPOINTS: the longest streak of any engine
-        for host, streak in forbidden.streaks(target, hosts).items():
+    for engine in engines.configured(state):  # INDEXNOW_ENDPOINTS: the longest streak of any engine
+        for host, streak in forbidden.streaks(state, engine, hosts).items():
             known = streaks.get(host)
             if known is None or (streak.escalated, streak.count) > (known.escalated, known.count):
                 streaks[host] = streak

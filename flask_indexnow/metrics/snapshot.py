@@ -117,8 +117,8 @@ def _schedules(state: IndexNowState, connection: Any, snapshot: Snapshot) -> Non
 
 def _engines(state: IndexNowState, snapshot: Snapshot) -> None:
     """Each engine's pause and request budget, from the cache every process shares."""
-    for endpoint in engines.endpoints(state):
-        snapshot.paused.append(((endpoint,), 0.0 if worker.endpoint_pause(state, engine=endpoint) is None else 1.0))
-        usage = budget.usage(state, endpoint)
+    for engine in engines.configured(state):
+        snapshot.paused.append(((engine.endpoint,), 0.0 if worker.endpoint_pause(state, engine) is None else 1.0))
+        usage = budget.usage(state, engine)
         if usage is not None:
-            snapshot.budget_remaining.append(((endpoint,), float(max(0, usage.limit - usage.used))))
+            snapshot.budget_remaining.append(((engine.endpoint,), float(max(0, usage.limit - usage.used))))

@@ -28,9 +28,10 @@ def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
     # An inbox event becomes one pending row per engine when the next pass merges it.
     waiting = int(connection.execute(sa.select(sa.func.count()).select_from(state.models.inbox)).scalar_one())
     listed = []
-    for endpoint in engines.endpoints(state):
-        pause = worker.endpoint_pause(state, engine=endpoint)
-        usage = budget.usage(state, endpoint)
+    for engine in engines.configured(state):
+        endpoint = engine.endpoint
+        pause = worker.endpoint_pause(state, engine)
+        usage = budget.usage(state, engine)
         listed.append({
             "endpoint": endpoint,
             "pending": counts.get((endpoint, "pending"), 0) + waiting,

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from flask_indexnow import engines
 from flask_indexnow.delivery import worker
 from flask_indexnow.retry import MAX_RETRY_AFTER
 
@@ -25,7 +26,7 @@ PREFIX = "/indexnow"
 
 def _put_pause(app, value: str) -> None:
     state = state_of(app)
-    state.guarded_cache.set(worker._pause_key(state), value, timeout=3600)
+    state.guarded_cache.set(worker._pause_key(state, engines.first(state)), value, timeout=3600)
 
 
 def _ignored_lines(caplog) -> list[str]:
@@ -70,10 +71,10 @@ def test_a_pause_up_to_the_longest_one_written_still_holds(make_app, endpoint, c
         ext(app).process_queue()
         pause = worker.endpoint_pause(state_of(app))
         assert pause is not None and pause[0] == clock.now + timedelta(seconds=delay)
-        state_of(app).paused = None  # forget this process's copy: the cached value must answer alone
+        engines.first(state_of(app)).paused = None  # forget this process's copy: the cached value must answer alone
         assert worker.endpoint_pause(state_of(app)) == pause
         _put_pause(app, f"{clock.now.timestamp() + delay + 86_400:.6f}:429")
-        state_of(app).paused = None
+        engines.first(state_of(app)).paused = None
         assert worker.endpoint_pause(state_of(app)) is None
 
 
