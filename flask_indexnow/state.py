@@ -1,4 +1,4 @@
-"""Per-app state, kept in ``app.extensions["indexnow"]``."""
+"""Per-app state, kept in ``app.extensions["indexnow"]``: the app's own objects and each module's part."""
 
 from __future__ import annotations
 
@@ -78,49 +78,121 @@ class Engine:
 
 
 @dataclass
-class IndexNowState:
-    """Everything the extension knows about one app.
+class TickMemory:
+    """The after-response tick's memory in this process; written by tick.py only."""
 
-    The extension object itself holds only what is shared by every app it is
-    registered on (watched models, job handlers); this holds the rest.
+    #: Held while this process runs a tick: one tick per process at a time, so a
+    #: burst of requests never piles up threads (and cache connections) behind it.
+    guard: threading.Lock = field(default_factory=threading.Lock)
+    #: While the cache is down: the time.monotonic() instant before which this process
+    #: does not tick without the lock (None: the cache worked at the last tick).
+    lockless_after: float | None = None
+
+
+@dataclass
+class DueMemory:
+    """This process's memory of the next-due time; written by due.py only."""
+
+    #: This process's own copy of "nothing is due before" (a timestamp), so an
+    #: idle site's requests skip the tick without even a cache read.
+    idle_until: float = 0.0
+    #: The earliest due time (a timestamp) of rows written during requests of this
+    #: process and not yet published to the cache: publishing waits until after the
+    #: response, so no visitor waits for the cache.
+    pending: float | None = None
+
+
+@dataclass
+class PassMemory:
+    """What the passes of this process remember between passes; written by delivery/worker.py only."""
+
+    #: Before this timestamp no claimed row can be stale: passes skip the stale sweep.
+    next_sweep_at: float = 0.0
+    #: When a pass of this process last refreshed the cached next-due time.
+    due_refreshed_at: float = 0.0
+
+
+@dataclass
+class SchedulerMemory:
+    """The scheduler's memory in this process; written by scheduling/builtins.py only."""
+
+    #: When this process last made sure the built-in schedules exist (a time.monotonic()
+    #: instant; None: look at the table next time).
+    builtins_checked_at: float | None = None
+
+
+@dataclass
+class InboxMemory:
+    """The inbox's memory in this process; written by inbox.py only."""
+
+    #: Whether the inbox has taken a write from this process: on PostgreSQL later writes in the
+    #: site's transaction need no savepoint (see inbox.write_in_transaction).
+    proven: bool = False
+
+
+@dataclass
+class WatchMemory:
+    """The URLs of resources being deleted, between ``resource_before_delete`` and ``resource_deleted``.
+
+    Written by watching/events.py only; at most :data:`REMEMBERED_MAX`, the oldest forgotten first.
     """
 
+    remembered: OrderedDict[Any, str] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remember(self, key: Any, url: str) -> None:
+        with self.lock:
+            self.remembered[key] = url
+            self.remembered.move_to_end(key)
+            while len(self.remembered) > REMEMBERED_MAX:
+                self.remembered.popitem(last=False)
+
+    def recall(self, key: Any) -> str | None:
+        with self.lock:
+            return self.remembered.pop(key, None)
+
+
+@dataclass
+class IndexNowState:
+    """Everything the extension knows about one app, as a list of parts.
+
+    The extension object itself holds only what is shared by every app it is
+    registered on (watched models, job handlers); this holds the rest. Each
+    module's own memory is a part of its own, written by that module only
+    (the part's class says which): a line that writes ``state.due`` is in
+    due.py, one that writes ``state.tick`` in tick.py.
+    """
+
+    # -- what the app gave: the registrations, the database, the cache, the settings
     extension: Registrations
     db: Any
     cache: Any
     models: Models
     settings: Settings
-    remembered: OrderedDict[Any, str] = field(default_factory=OrderedDict)
+    #: Guards the parts made on first use (the HTTP session, the engines).
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: Held while this process runs a tick: one tick per process at a time, so a
-    #: burst of requests never piles up threads (and cache connections) behind it.
-    tick_guard: threading.Lock = field(default_factory=threading.Lock)
-    #: This process's own copy of "nothing is due before" (a timestamp), so an
-    #: idle site's requests skip the tick without even a cache read (see due.py).
-    idle_until: float = 0.0
-    #: While the cache is down: the time.monotonic() instant before which this process
-    #: does not tick without the lock (None: the cache worked at the last tick; see tick.py).
-    lockless_tick_after: float | None = None
-    #: Before this timestamp no claimed row can be stale: passes skip the stale sweep (worker.py).
-    next_sweep_at: float = 0.0
-    #: When a pass of this process last refreshed the cached next-due time (worker.py).
-    due_refreshed_at: float = 0.0
-    #: When this process last made sure the built-in schedules exist (a time.monotonic()
-    #: instant; None: look at the table next time) (see scheduling.builtins).
-    builtins_checked_at: float | None = None
-    #: Whether the inbox has taken a write from this process: on PostgreSQL later writes in the
-    #: site's transaction need no savepoint (see inbox.write_in_transaction).
-    inbox_proven: bool = False
+
+    # -- the parts, each written by the module its class names
+    #: Each engine by its endpoint URL, made on first use and kept (engines.py).
+    engines: dict[str, Engine] = field(default_factory=dict)
+    #: The after-response tick (tick.py).
+    tick: TickMemory = field(default_factory=TickMemory)
+    #: The next-due time this process knows and has yet to publish (due.py).
+    due: DueMemory = field(default_factory=DueMemory)
+    #: What passes remember between passes (delivery/worker.py).
+    worker: PassMemory = field(default_factory=PassMemory)
+    #: The scheduler's memory (scheduling/builtins.py).
+    scheduler: SchedulerMemory = field(default_factory=SchedulerMemory)
+    #: The inbox's memory (inbox.py).
+    inbox: InboxMemory = field(default_factory=InboxMemory)
+    #: URLs of resources being deleted (watching/events.py).
+    watching: WatchMemory = field(default_factory=WatchMemory)
+
+    # -- services made once per app
     #: Runs the after-response tick in the background; None: in the close callback (see ticker.py).
     ticker: Ticker | None = None
     #: The app's outbound HTTP session, made on first use (see outbound.app_session).
     http: OutboundSession | None = None
-    #: The earliest due time (a timestamp) of rows written during requests of this
-    #: process and not yet published to the cache: publishing waits until after the
-    #: response, so no visitor waits for the cache (see due.py).
-    pending_due: float | None = None
-    #: Each engine by its endpoint URL, made on first use and kept (see engines.engine).
-    engines: dict[str, Engine] = field(default_factory=dict)
     #: This process's robots.txt of each host, for INDEXNOW_VERIFY (a verify.robots.RobotsCache, made on first use).
     robots_cache: Any = None
     #: Failure lines, each kind at most once a minute (see ratelog.py).
@@ -144,17 +216,6 @@ class IndexNowState:
 
     def engine(self) -> Any:
         return self.db.engine
-
-    def remember(self, key: Any, url: str) -> None:
-        with self.lock:
-            self.remembered[key] = url
-            self.remembered.move_to_end(key)
-            while len(self.remembered) > REMEMBERED_MAX:
-                self.remembered.popitem(last=False)
-
-    def recall(self, key: Any) -> str | None:
-        with self.lock:
-            return self.remembered.pop(key, None)
 
 
 def get_state(app: Flask | None = None) -> IndexNowState:

@@ -50,7 +50,7 @@ def schedule_after_response(response: Response) -> Response:
         return response
     # known_idle: this process knows nothing is due yet, so not even a tick to schedule.
     ticking = state.settings.queue_enabled and not due.known_idle(state)
-    if not ticking and state.pending_due is None:
+    if not ticking and state.due.pending is None:
         return response
     setattr(g, _SCHEDULED_FLAG, True)
     ticker = state.ticker
@@ -76,7 +76,7 @@ def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
 def _after_fork(state: IndexNowState) -> None:
     """In a forked child: new, free locks (the parent's ticker may have held one at the fork),
     and an HTTP session of its own (the parent's kept-alive sockets stay the parent's)."""
-    state.tick_guard = threading.Lock()
+    state.tick.guard = threading.Lock()
     state.lock = threading.Lock()
     state.http = None
 
@@ -104,18 +104,18 @@ def tick(state: IndexNowState) -> PassResult | None:
     Cheap when idle (cache read only), exclusive through the cache lock, limited
     to INDEXNOW_TICK_BATCH_MAX rows and to INDEXNOW_TICK_BUDGET seconds.
     """
-    if not state.tick_guard.acquire(blocking=False):
+    if not state.tick.guard.acquire(blocking=False):
         return None  # this process is ticking already
     try:
         return _tick(state)
     finally:
-        state.tick_guard.release()
+        state.tick.guard.release()
 
 
 def _lockless_tick_allowed(state: IndexNowState) -> bool:
     """Whether this process may tick without the cache lock now (then it counts as its tick).
 
-    Without the cache, delivery goes on: tick_guard keeps this process to one
+    Without the cache, delivery goes on: the tick's guard keeps this process to one
     tick at a time, and the database claim gives each row to one pass. But
     with the lock gone every web process would tick after each of its
     responses, and a sync worker ticking is a worker serving nobody: with a
@@ -124,13 +124,13 @@ def _lockless_tick_allowed(state: IndexNowState) -> bool:
     others out. The processes all notice the outage at about the same time,
     so each waits a random 1 to 1.5 TTLs between its ticks: after the first,
     their ticks drift apart instead of taking every worker at once. The
-    caller holds tick_guard, so no other thread is here.
+    caller holds the tick's guard, so no other thread is here.
     """
     now = time.monotonic()
-    after = state.lockless_tick_after
+    after = state.tick.lockless_after
     if after is not None and now < after:
         return False
-    state.lockless_tick_after = now + state.settings.tick_lock_ttl * random.uniform(1.0, 1.5)
+    state.tick.lockless_after = now + state.settings.tick_lock_ttl * random.uniform(1.0, 1.5)
     return True
 
 
@@ -152,7 +152,7 @@ def _tick(state: IndexNowState) -> PassResult | None:
                             f"once every {settings.tick_lock_ttl} s in each process")
         held, lock = True, None
     if lock is not None:
-        state.lockless_tick_after = None  # the cache answers: a later outage starts afresh
+        state.tick.lockless_after = None  # the cache answers: a later outage starts afresh
     if not held:
         return None
     try:

@@ -167,7 +167,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
         raise
     if next_stamp is not None:
         due.store(state, next_stamp)  # after the connection is back: a slow cache never holds one
-        state.due_refreshed_at = now.timestamp()
+        state.worker.due_refreshed_at = now.timestamp()
     if result.claimed or result.reset_stale:
         logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
@@ -211,7 +211,7 @@ def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool)
     pass that drained what was due always does (that is what lets an idle site
     skip the database).
     """
-    if not drained and now.timestamp() - state.due_refreshed_at < DUE_REFRESH_EVERY:
+    if not drained and now.timestamp() - state.worker.due_refreshed_at < DUE_REFRESH_EVERY:
         return None
     try:
         return claims.run(bind, lambda connection: due.next_due(state, connection))
@@ -230,7 +230,7 @@ def _sweep_if_due(state: IndexNowState, bind: Bind, now: datetime) -> int:
     movable clock's, so tests steer it like everything else.
     """
     stamp = now.timestamp()
-    if state.next_sweep_at - state.settings.stale_after <= stamp <= state.next_sweep_at:
+    if state.worker.next_sweep_at - state.settings.stale_after <= stamp <= state.worker.next_sweep_at:
         return 0  # (a clock set back before the oldest claim looks again)
     return reset_stale(state, bind, now)
 
@@ -240,9 +240,9 @@ def reset_stale(state: IndexNowState, bind: Bind, now: datetime) -> int:
     stale_after = state.settings.stale_after
     taken = claims.take_back_stale(bind, state.models.queue, now - timedelta(seconds=stale_after), _unclaimed(now))
     if taken.clean:  # the oldest claim left goes stale first: no need to look before then
-        state.next_sweep_at = (taken.oldest or now).timestamp() + stale_after
+        state.worker.next_sweep_at = (taken.oldest or now).timestamp() + stale_after
         return 0
-    state.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
+    state.worker.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
     if taken.count:
         logger.warning("IndexNow: %d stale processing rows taken back to pending", taken.count)
     return taken.count

@@ -62,7 +62,7 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
     trusts the answer for :data:`RECHECK_SECONDS`. Never raises: a database
     problem is logged and looked at again next time.
     """
-    checked = state.builtins_checked_at
+    checked = state.scheduler.builtins_checked_at
     if checked is not None and time.monotonic() - checked < RECHECK_SECONDS:
         return
     try:
@@ -72,7 +72,7 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
             return
         logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
         return
-    state.builtins_checked_at = time.monotonic()
+    state.scheduler.builtins_checked_at = time.monotonic()
 
 
 def create_missing(state: IndexNowState) -> list[str]:

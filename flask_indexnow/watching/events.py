@@ -235,10 +235,10 @@ def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[st
             raise EventError("resource_before_delete needs resource=")
         url = resolve(state, resource, kwargs).url
         if url:
-            state.remember(resource_key(resource), url)
+            state.watching.remember(resource_key(resource), url)
         return
     if kind == "deleted":
-        remembered = state.recall(resource_key(resource)) if resource is not None else None
+        remembered = state.watching.recall(resource_key(resource)) if resource is not None else None
         url = kwargs.get("url") or remembered
         if url is None and resource is not None:
             url = resolve(state, resource, kwargs).url

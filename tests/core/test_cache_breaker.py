@@ -201,7 +201,7 @@ def test_a_post_publishes_its_due_time_after_the_response(make_app, endpoint, re
     response.close()  # sent: now the due time is published
     assert wait_for_tick(writer)
     assert [name for name, in_request in calls.take() if not in_request] == ["get", "set"]
-    ticker.extensions["indexnow"].idle_until = 0.0  # its few seconds of local trust have passed
+    ticker.extensions["indexnow"].due.idle_until = 0.0  # its few seconds of local trust have passed
     with ticker.app_context():
         result = ext(ticker).tick()
     assert result is not None and result.succeeded == 1

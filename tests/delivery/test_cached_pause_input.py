@@ -87,7 +87,7 @@ def test_a_cached_next_due_time_that_is_not_finite_does_not_stop_the_tick(make_a
         state = state_of(app)
         for value in ("inf", "nan", float("inf"), float("nan")):
             state.guarded_cache.set(state.cache_key(due._KEY), value, timeout=60)
-            state.idle_until = 0.0
+            state.due.idle_until = 0.0
             assert due.is_idle(state) is False, value
         state.guarded_cache.set(state.cache_key(due._KEY), clock.now.timestamp() + 30, timeout=60)
         assert due.is_idle(state) is True  # a real time still counts
