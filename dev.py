@@ -187,7 +187,8 @@ def test(args: list[str]) -> int:
     env = dict(os.environ)
     if fast:
         print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
-        lint = run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
+        lint = (run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
+                or run(BIN / "lint-imports", "--no-cache", check=False))
         code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *parallel(per_core=1), *args, check=False, env=env)
         return _pytest_code(code) or lint
     if no_browser:
@@ -203,7 +204,8 @@ def test(args: list[str]) -> int:
         run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
     if min_only:
         return min_versions_pass(args, env)
-    lint = run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
+    lint = (run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
+            or run(BIN / "lint-imports", "--no-cache", check=False))
     with beside(BIN / "mypy") as mypy:
         code = _pytest_code(run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env))
     if no_min and not in_ci:

@@ -8,6 +8,7 @@ from .errors import ConfigurationError, IndexNowError, InvalidURLError, TablesMi
 from .extension import IndexNow, IndexNowWarning
 from .queue import EnqueueResult
 from .scheduling import OverlapPolicy
+from .version import __version__
 
 __all__ = [
     "ConfigurationError",
@@ -19,6 +20,6 @@ __all__ = [
     "OverlapPolicy",
     "PassResult",
     "TablesMissingError",
+    "__version__",
     "signals",
 ]
-__version__ = "0.1.0.dev0"

@@ -10,19 +10,16 @@ import secrets
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from flask import current_app
-
-from .delivery.breaker import CacheUnavailable
+from .breaker import CacheUnavailable
+from .cachekind import LOCK_FIT, ONE_PROCESS, cache_backend_name
+from .config import key_problem
 from .delivery.endpoint import endpoints_problem
 from .keys.keyfile import serves_key_file
-from .keys.rules import key_problem
 from .keys.scope import template_directory
 from .safetext import safe_text
 from .state import IndexNowState
+from .verify.checking import blocked_hosts
 
-_LOCK_FIT = {"RedisCache", "RedisSentinelCache", "RedisClusterCache", "MemcachedCache", "SASLMemcachedCache",
-             "SpreadSASLMemcachedCache", "UWSGICache"}
-_ONE_PROCESS = {"SimpleCache", "FileSystemCache"}
 #: Seconds the cache check's probe key lives: it is read back at once, then left to expire.
 PROBE_TTL = 10
 
@@ -53,11 +50,6 @@ class Check:
         return {**asdict(self), "status": self.status}
 
 
-def cache_backend_name(state: IndexNowState) -> str:
-    backend = current_app.extensions.get("cache", {}).get(state.cache)
-    return type(backend).__name__ if backend is not None else "unknown"
-
-
 def cache_check(state: IndexNowState) -> Check:
     """Can the cache hold the tick lock, the pauses and the budgets for every process?
 
@@ -66,7 +58,7 @@ def cache_check(state: IndexNowState) -> Check:
     every process work on its own while the page would still say all is well.
     """
     backend = cache_backend_name(state)
-    if backend in _LOCK_FIT:
+    if backend in LOCK_FIT:
         problem = cache_probe_problem(state)
         if problem is None:
             return Check("cache", True, f"{backend} works as a lock across processes and machines (it answered just now).",
@@ -81,7 +73,7 @@ def cache_check(state: IndexNowState) -> Check:
             "so an outage costs one timeout, not a hang.",
             "attention",
         )
-    if backend in _ONE_PROCESS:
+    if backend in ONE_PROCESS:
         return Check(
             "cache", True,
             f"{backend} is fine for one process; several processes each tick on their own.",
@@ -111,11 +103,6 @@ def cache_probe_problem(state: IndexNowState) -> str | None:
     if answer != token:
         return "a value written to it could not be read back"
     return None
-
-
-def cache_is_shared(state: IndexNowState) -> bool:
-    """Does the cache reach every process (Redis, Memcached)? A per-process or unknown one shares nothing."""
-    return cache_backend_name(state) in _LOCK_FIT
 
 
 def allowed_hosts_check(state: IndexNowState) -> Check:
@@ -152,7 +139,6 @@ def robots_check(state: IndexNowState) -> Check:
     hours; each robots.txt is read as the pass reads it (cached per host), so the
     check passes again within minutes of the site's launch.
     """
-    from .verify.checking import blocked_hosts  # (verify imports this module's neighbours)
 
     blocked = blocked_hosts(state, ROBOTS_CHECK_HOSTS)
     if not blocked:

@@ -19,8 +19,18 @@ from urllib.parse import urlsplit
 from werkzeug.utils import import_string
 
 from .errors import ConfigurationError, InvalidURLError
-from .keys.rules import key_problem
 from .urls import ANY_HOST, QueryFilter, check_host
+
+_KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
+
+
+def key_problem(key: Any) -> str | None:
+    """Why ``key`` cannot be used as an IndexNow key, or None when it can (INDEXNOW_KEY, and every other key)."""
+    if key is None or key == "":
+        return "INDEXNOW_KEY is not set (run `flask indexnow key generate`)"
+    if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
+        return "INDEXNOW_KEY must be 8-128 characters of a-z, A-Z, 0-9 and '-'"
+    return None
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 
@@ -156,9 +166,9 @@ class Settings:
     strip_query_params: QueryFilter = field(default_factory=lambda: QueryFilter(DEFAULTS["INDEXNOW_STRIP_QUERY_PARAMS"][0]))
     #: INDEXNOW_VERIFY: None, "app" or "http".
     verify: str | None = None
-    #: INDEXNOW_TICK_MODE: "auto", "thread" or "after-response" (see delivery/ticker.py).
+    #: INDEXNOW_TICK_MODE: "auto", "thread" or "after-response" (see ticker.py).
     tick_mode: str = "auto"
-    #: INDEXNOW_TICK_DELAY: how long the ticker gathers wakes before it ticks (see delivery/ticker.py).
+    #: INDEXNOW_TICK_DELAY: how long the ticker gathers wakes before it ticks (see ticker.py).
     tick_delay: float = 0.5
     #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
     sitemap_url: str | None = None
@@ -575,7 +585,7 @@ def _tick_budget(value: float) -> float:
     return value
 
 
-#: The values INDEXNOW_TICK_MODE takes (delivery/ticker.py acts on them).
+#: The values INDEXNOW_TICK_MODE takes (ticker.py acts on them).
 TICK_MODES = ("auto", "thread", "after-response")
 
 

@@ -1,4 +1,6 @@
-"""Several engines (INDEXNOW_ENDPOINTS): what each queue row's ``engine`` names, and each engine's view.
+"""Several engines (INDEXNOW_ENDPOINTS): what each queue row's ``engine`` names, and each engine's object.
+
+Each engine as the status document shows it is :mod:`flask_indexnow.status.engines`.
 
 Every queue row belongs to one engine: enqueueing writes one row per
 configured engine, and each row has its own attempts, retry time and claim,
@@ -13,30 +15,18 @@ failed. The ``engine`` column holds:
 A row whose engine is no longer configured is failed by the next pass that
 claims it, with an error that says so (see :func:`resolve`).
 
-Per-engine state (the 429/503 pause, the 403 streaks, the log lines) is kept
-by the functions that already keep it per ``settings.endpoint``; they are
-handed an *engine view*: the app's state with that engine as its endpoint,
-made once per engine and kept (so its pause survives from pass to pass).
+Each engine is an :class:`~flask_indexnow.state.Engine`, made once per
+endpoint and kept by the state: the functions that keep something per engine
+(the 429/503 pause, the request budget, the 403 streaks, the log lines) take
+it as an argument, next to the app's state, which every engine shares.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import hashlib
-from typing import Any
-
-import sqlalchemy as sa
-
-from .state import IndexNowState
+from .state import Engine, IndexNowState
 
 #: The ``engine`` of a row meant for the first (or only) configured engine.
 DEFAULT_ENGINE = ""
-
-
-def endpoint_digest(endpoint: str) -> str:
-    """A short, fixed-width name for ``endpoint`` in cache keys (its pause, budget and 403 streaks)."""
-    return hashlib.sha256(endpoint.encode("utf-8")).hexdigest()[:16]
 
 
 def endpoints(state: IndexNowState) -> tuple[str, ...]:
@@ -52,67 +42,26 @@ def queue_engines(state: IndexNowState) -> tuple[str, ...]:
 
 def resolve(state: IndexNowState, engine: str | None) -> str | None:
     """The endpoint URL a row of ``engine`` goes to, or None when that engine is no longer configured."""
-    configured = endpoints(state)
+    known = endpoints(state)
     if not engine:
-        return configured[0]
-    return engine if engine in configured else None
+        return known[0]
+    return engine if engine in known else None
 
 
-def view(state: IndexNowState, endpoint: str) -> IndexNowState:
-    """``state`` as one engine sees it: its settings name ``endpoint``; its pause is its own.
-
-    Everything else (the database, the cache and its breaker, the models, the
-    logs) is shared with ``state``. The view of the first engine with a single
-    engine is ``state`` itself.
-    """
-    if endpoint == state.settings.endpoint:
-        return state
-    known = state.engine_views.get(endpoint)
-    if known is not None and known[0] is state.settings:
-        return known[1]
-    # First use, or new settings (a test helper swaps them): a new view that keeps the old one's pause.
-    found = copy.copy(state)  # shares the database, cache, breaker, logs and request counts
-    found.engine_views = {}
-    found.settings = dataclasses.replace(state.settings, endpoint=endpoint)
-    found.paused = None if known is None else known[1].paused
-    state.engine_views[endpoint] = (state.settings, found)
+def engine(state: IndexNowState, endpoint: str) -> Engine:
+    """The engine of ``endpoint``: made on first use, then the same object (so its memory lasts)."""
+    found = state.engines.get(endpoint)
+    if found is None:
+        with state.lock:
+            found = state.engines.setdefault(endpoint, Engine(endpoint))
     return found
 
 
-def views(state: IndexNowState) -> list[IndexNowState]:
-    """One view per configured engine, in the configured order."""
-    return [view(state, endpoint) for endpoint in endpoints(state)]
+def configured(state: IndexNowState) -> list[Engine]:
+    """One engine per configured endpoint, in the configured order."""
+    return [engine(state, endpoint) for endpoint in endpoints(state)]
 
 
-def engine_rows(state: IndexNowState, connection: Any) -> list[dict[str, Any]]:
-    """Each configured engine as the status document shows it: queue counts, pause, request budget.
-
-    Rows of an engine no longer configured are counted under the first
-    engine only when their key is ``""``; others are not listed (the next pass fails them).
-    """
-    from .delivery import budget, worker
-
-    queue = state.models.queue
-    counts: dict[tuple[str, str], int] = {}
-    for engine, status, count in connection.execute(
-        sa.select(queue.c.engine, queue.c.status, sa.func.count()).group_by(queue.c.engine, queue.c.status)
-    ):
-        endpoint = resolve(state, engine)
-        if endpoint is not None:
-            counts[(endpoint, status)] = counts.get((endpoint, status), 0) + int(count)
-    # An inbox event becomes one pending row per engine when the next pass merges it.
-    waiting = int(connection.execute(sa.select(sa.func.count()).select_from(state.models.inbox)).scalar_one())
-    listed = []
-    for endpoint in endpoints(state):
-        pause = worker.endpoint_pause(state, engine=endpoint)
-        usage = budget.usage(state, endpoint)
-        listed.append({
-            "endpoint": endpoint,
-            "pending": counts.get((endpoint, "pending"), 0) + waiting,
-            "processing": counts.get((endpoint, "processing"), 0),
-            "failed": counts.get((endpoint, "failed"), 0),
-            "paused_until": None if pause is None else pause[0].isoformat(),
-            "pause_status": None if pause is None else pause[1],
-            "budget": None if usage is None else usage.as_dict(),
-        })
-    return listed
+def first(state: IndexNowState) -> Engine:
+    """The first (or only) configured engine: the one rows of engine ``""`` go to."""
+    return engine(state, endpoints(state)[0])

@@ -155,12 +155,12 @@ def _engines(state: IndexNowState, queued: list[Any], now: datetime) -> list[dic
     """Per engine: the URL's own row for it, the engine's pause and its request budget."""
     rows = {engines.resolve(state, row.engine): row for row in queued}
     listed = []
-    for endpoint in engines.endpoints(state):
-        pause = endpoint_pause(state, engine=endpoint)
-        usage = budget.usage(state, endpoint)
-        row = rows.get(endpoint)
+    for engine in engines.configured(state):
+        pause = endpoint_pause(state, engine)
+        usage = budget.usage(state, engine)
+        row = rows.get(engine.endpoint)
         listed.append({
-            "engine": endpoint,
+            "engine": engine.endpoint,
             "queue": None if row is None else _queue_dict(state, row, now),
             "paused_until": None if pause is None else pause[0],
             "budget": None if usage is None else {"used": usage.used, "limit": usage.limit,

@@ -12,11 +12,11 @@ from flask import Flask
 from flask_caching import Cache
 
 from . import queue, scheduling
+from . import tick as tick_module
 from . import verify as verification
 from .cli import indexnow_group
 from .config import load_settings
 from .delivery import merge, worker
-from .delivery import tick as tick_module
 from .models import Models, get_models
 from .state import IndexNowState, get_state
 from .verify import Verdict

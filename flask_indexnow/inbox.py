@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 import sqlalchemy as sa
 
 from . import clock
-from .delivery.setsql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
+from .queuesql import SQLITE_OLD_VARIABLES, SUPPORTED, driver_time
 from .retry import first_refusal, mark_transaction_ended
 from .sqlutil import ROWS_PER_STATEMENT, chunks, dialect_name
 from .state import IndexNowState
@@ -70,12 +70,12 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
     and the site is shown the deadlock behind it, which it knows to retry.
     """
     dialect = dialect_name(connection)
-    if dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox_proven):
+    if dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox.proven):
         try:
             write(state, connection, events)
         except Exception as exc:
             if dialect == "postgresql":
-                state.inbox_proven = False
+                state.inbox.proven = False
                 mark_transaction_ended(exc)
             raise
         return
@@ -87,7 +87,7 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
         if refusal is exc:
             raise
         raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
-    state.inbox_proven = True
+    state.inbox.proven = True
 
 
 def write(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:

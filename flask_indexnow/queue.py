@@ -3,7 +3,7 @@
 Rows are written with one set-based upsert per chunk, on the database's own
 "insert or update" (``ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
 KEY`` on MySQL/MariaDB), keyed by (host, url_hash), run on the driver (see
-setsql.py). A new event resets its row to a ``pending`` one: this is how the
+queuesql.py). A new event resets its row to a ``pending`` one: this is how the
 last event wins, how a failed row is replaced, and how an event that arrives
 while its row is being delivered survives: the row loses its claim token, so
 the delivery under way neither deletes nor fails it. A row that waits for a
@@ -27,8 +27,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, scoped_session
 
-from . import claims, clock, inbox, signals
-from .delivery import due, setsql
+from . import claims, clock, due, inbox, queuesql, signals
 from .engines import queue_engines
 from .keys.scope import check_scope, split_by_scope
 from .missing import is_missing_table, tables_missing_error
@@ -142,14 +141,14 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry],
     table = state.models.queue
     now = now or clock.utcnow()
     connection = _connection_of(state, executor)
-    if dialect_name(connection) in setsql.SUPPORTED:
+    if dialect_name(connection) in queuesql.SUPPORTED:
         values = sorted(
             ((e.host, e.url, url_hash(e.url), e.action, e.available_at, e.fingerprint, engine)
              for e in batch for engine in only.get((e.host, e.url), targets)),
-            key=_lock_order,  # one lock order for every writer (setsql.upsert_urls too): no deadlocks
+            key=_lock_order,  # one lock order for every writer (queuesql.upsert_urls too): no deadlocks
         )
         for part in chunks(values, ROWS_PER_STATEMENT):
-            setsql.upsert_queue(connection, table, part, now)
+            queuesql.upsert_queue(connection, table, part, now)
         return batch
     rows = sorted(
         (
@@ -179,7 +178,7 @@ def write_entries(state: IndexNowState, executor: Any, entries: Iterable[Entry],
     return batch
 
 
-def _lock_order(values: setsql.QueueValues) -> tuple[str, str]:
+def _lock_order(values: queuesql.QueueValues) -> tuple[str, str]:
     """Engine, then URL (which names its host): the order every queue write locks its rows in."""
     return values[6], values[1]
 
@@ -195,10 +194,10 @@ def write_batch(state: IndexNowState, executor: Any, batch: Batch) -> Written:
     if not batch.urls:
         return [], None
     connection = _connection_of(state, executor)
-    if state.settings.resubmit_interval > 0 or dialect_name(connection) not in setsql.SUPPORTED:
+    if state.settings.resubmit_interval > 0 or dialect_name(connection) not in queuesql.SUPPORTED:
         written = write_entries(state, executor, batch.entries())
         return [e.url for e in written], min((e.available_at for e in written), default=None)
-    setsql.upsert_urls(connection, state.models.queue, batch.urls, batch.hosts, batch.action, batch.available_at,
+    queuesql.upsert_urls(connection, state.models.queue, batch.urls, batch.hosts, batch.action, batch.available_at,
                        queue_engines(state), clock.utcnow())
     return batch.urls, batch.available_at
 

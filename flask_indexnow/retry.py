@@ -31,7 +31,7 @@ import sqlalchemy as sa
 
 from . import clock
 from .config import Settings
-from .delivery.refusal import read_refusal
+from .refusal import read_refusal
 from .sqlutil import error_codes
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def classify(status: int, body: bytes = b"") -> str:
     """The HTTP table: 2xx success; 429 and 5xx temporary; every other answer permanent.
 
     A 403 whose ``body`` says the engine has not finished verifying the key
-    (``SiteVerificationNotCompleted``) is temporary too: see :mod:`.delivery.refusal`.
+    (``SiteVerificationNotCompleted``) is temporary too: see :mod:`.refusal`.
     """
     if 200 <= status < 300:
         return "success"

@@ -26,6 +26,8 @@ from typing import Any
 
 from blinker import NamedSignal, Namespace
 
+from .retry import ends_transaction
+
 #: The signals (what the docs list); :func:`send_signal` is the extension's own helper.
 __all__ = [
     "batch_sent", "delivery_failed", "resource_before_delete", "resource_deleted", "resource_published",
@@ -91,8 +93,6 @@ def send_signal(signal: NamedSignal, app: Any, **kwargs: Any) -> None:
     try:
         signal.send(app, **kwargs)
     except Exception as exc:
-        from .retry import ends_transaction  # (retry imports the settings, which import much)
-
         if kwargs.get("session") is not None and ends_transaction(exc):
             raise  # the site's transaction is over: its flush must fail with the error (issue 18)
         logger.exception("IndexNow: a receiver of the %r signal failed", signal.name)

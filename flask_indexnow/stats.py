@@ -19,6 +19,7 @@ from .keys.keystate import KEY_STATES, host_key_states
 from .scheduling import scheduler_active as worker_seen
 from .sqlutil import dialect_name
 from .state import IndexNowState
+from .verify.verdict import SKIPPED
 
 QUEUE_STATUSES = ("pending", "processing", "failed")
 HISTORY_STATUSES = ("success", "retry", "failed", "dry_run", "skipped")
@@ -88,8 +89,6 @@ def skipped_counts(state: IndexNowState, connection: Any, hours: int = 24) -> di
 
     The verdict is the start of the history row's error (``"noindex: meta robots"``).
     """
-    from .verify.verdict import SKIPPED  # (verify imports this module's neighbours)
-
     history = state.models.history
     since = clock.utcnow() - timedelta(hours=hours)
     counts = connection.execute(

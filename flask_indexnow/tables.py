@@ -271,7 +271,7 @@ def totals_table(metadata: sa.MetaData, prefix: str = "") -> sa.Table:
     """Deliveries ever recorded, per engine and history status: the counters that pruning never lowers.
 
     One row per (engine, status), added to in the transaction that writes the
-    outcome (see :mod:`flask_indexnow.metrics.totals`); ``last_at`` is when
+    outcome (see :mod:`flask_indexnow.totals`); ``last_at`` is when
     the counter last moved.
     """
     return sa.Table(

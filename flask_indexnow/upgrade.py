@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .scheduling.schedules import fill_names
 from .state import IndexNowState
 
 logger = logging.getLogger(__name__)
@@ -42,8 +43,6 @@ def upgrade_tables(state: IndexNowState) -> list[str]:
         if table.name in existing:
             done.extend(_add_missing(engine, table))
     if schedules.name in existing:
-        from .scheduling.schedules import fill_names
-
         with engine.begin() as connection:
             named = fill_names(connection, schedules)
         if named:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from flask_indexnow.delivery import outbound
+from flask_indexnow import outbound
 
 #: A public address (example.com's); connections to it are routed to the local server.
 PUBLIC = "93.184.216.34"

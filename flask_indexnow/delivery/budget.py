@@ -24,9 +24,8 @@ from typing import Any
 from cachelib import RedisCache
 
 from .. import clock
-from ..engines import endpoint_digest
-from ..state import IndexNowState
-from .breaker import CacheUnavailable
+from ..breaker import CacheUnavailable
+from ..state import Engine, IndexNowState
 
 #: Seconds of one budget window.
 WINDOW = 60
@@ -55,29 +54,29 @@ def window_end(window: int) -> datetime:
     return datetime.fromtimestamp((window + 1) * WINDOW, tz=timezone.utc)
 
 
-def _key(state: IndexNowState, endpoint: str, window: int) -> str:
-    return state.cache_key(f"{_KEY}{endpoint_digest(endpoint)}:{window}")
+def _key(state: IndexNowState, engine: Engine, window: int) -> str:
+    return state.cache_key(f"{_KEY}{engine.digest}:{window}")
 
 
-def _current(state: IndexNowState, endpoint: str) -> tuple[int, int, str] | None:
-    """The limit, the current window and its cache key for ``endpoint``; None without a budget."""
+def _current(state: IndexNowState, engine: Engine) -> tuple[int, int, str] | None:
+    """The limit, the current window and its cache key for ``engine``; None without a budget."""
     limit = state.settings.requests_per_minute
     if limit is None:
         return None
     window = _window()
-    return limit, window, _key(state, endpoint, window)
+    return limit, window, _key(state, engine, window)
 
 
-def take(state: IndexNowState, endpoint: str) -> datetime | None:
-    """Spend one POST of ``endpoint``'s budget: None when it may be sent now, else when the next window opens."""
-    current = _current(state, endpoint)
+def take(state: IndexNowState, engine: Engine) -> datetime | None:
+    """Spend one POST of ``engine``'s budget: None when it may be sent now, else when the next window opens."""
+    current = _current(state, engine)
     if current is None:
         return None
     limit, window, key = current
     try:
         count = _increment(state, key)
     except CacheUnavailable:
-        count = _local_increment(state, key, window)
+        count = _local_increment(engine, key, window)
     if count > limit:
         return window_end(window)
     return None
@@ -115,10 +114,10 @@ def _redis_increment(backend: RedisCache, key: str, ttl: int) -> int:
     return int(count)
 
 
-def _local_increment(state: IndexNowState, key: str, window: int) -> int:
-    """This process's own count, while the cache is unavailable."""
+def _local_increment(engine: Engine, key: str, window: int) -> int:
+    """This process's own count for ``engine``, while the cache is unavailable."""
     with _local_lock:
-        counts = state.local_request_counts
+        counts = engine.local_request_counts
         for old in [k for k, (w, _) in counts.items() if w < window]:
             del counts[old]
         count = counts.get(key, (window, 0))[1] + 1
@@ -126,9 +125,9 @@ def _local_increment(state: IndexNowState, key: str, window: int) -> int:
         return count
 
 
-def usage(state: IndexNowState, endpoint: str) -> Usage | None:
-    """``endpoint``'s budget in the current window (None without a budget); the cache is only read."""
-    current = _current(state, endpoint)
+def usage(state: IndexNowState, engine: Engine) -> Usage | None:
+    """``engine``'s budget in the current window (None without a budget); the cache is only read."""
+    current = _current(state, engine)
     if current is None:
         return None
     limit, window, key = current
@@ -137,9 +136,9 @@ def usage(state: IndexNowState, endpoint: str) -> Usage | None:
     except CacheUnavailable:
         value = None
     if value is None:
-        value = state.local_request_counts.get(key, (window, 0))[1]
+        value = engine.local_request_counts.get(key, (window, 0))[1]
     try:
         used = int(value)
     except (TypeError, ValueError):
         used = 0
-    return Usage(endpoint, min(used, limit), limit, window_end(window))
+    return Usage(engine.endpoint, min(used, limit), limit, window_end(window))

@@ -11,15 +11,15 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from ..config import Settings
+from .. import outbound
+from ..config import Settings, key_problem
 from ..errors import InvalidURLError
-from ..keys.rules import key_location, key_problem
+from ..keys.rules import key_location
+from ..outbound import new_http_session as new_http_session  # where it lived before outbound.py
+from ..refusal import read_refusal
 from ..retry import classify, parse_retry_after
 from ..safetext import safe_text
 from ..urls import check_host
-from . import outbound
-from .outbound import new_http_session as new_http_session  # where it lived before outbound.py
-from .refusal import read_refusal
 
 #: The protocol's limit of URLs in one request.
 MAX_URLS_PER_REQUEST = 10_000
@@ -84,7 +84,7 @@ class Answer:
     error: str | None
     retry_after: float | None
     duration: float
-    #: A 403's reason (:func:`.refusal.read_refusal`'s kind), None for every other answer.
+    #: A 403's reason (:func:`flask_indexnow.refusal.read_refusal`'s kind), None for every other answer.
     refusal: str | None = None
 
 
@@ -96,8 +96,10 @@ def post_batch(
     urls: list[str],
     *,
     deadline: float | None = None,
+    endpoint: str | None = None,
 ) -> Answer:
-    """POST one batch; never raises for what the network or the endpoint does.
+    """POST one batch to ``endpoint`` (default: ``settings.endpoint``); never raises for what the network or
+    the endpoint does.
 
     The whole request (connect, send, status line, headers, body) ends by
     ``now + settings.timeout`` or ``deadline`` (a :func:`time.monotonic`
@@ -119,7 +121,7 @@ def post_batch(
                 raise requests.Timeout("no time left")
             # stream=True: the body is read here, bounded, never downloaded whole.
             with http.post(
-                settings.endpoint,
+                endpoint or settings.endpoint,
                 json=body,
                 timeout=budget,
                 allow_redirects=False,

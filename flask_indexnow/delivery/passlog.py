@@ -6,7 +6,7 @@ handlers). A failure carries the start of the engine's answer, cut to
 :data:`ANSWER_CHARS` characters and stripped of anything a terminal would
 act on. A dry run says exactly what production would have sent. A 403 says
 which key-file URL the engine was told to fetch and what to check there, and
-hands the streak to :mod:`.forbidden`, which escalates once per streak.
+hands the streak to :mod:`flask_indexnow.keys.forbidden`, which escalates once per streak.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..keys.rules import key_for, key_location, key_problem
+from ..config import key_problem
+from ..keys import forbidden
+from ..keys.rules import key_for, key_location
+from ..refusal import Refusal, advice
 from ..safetext import safe_text
-from ..state import IndexNowState
-from . import forbidden
+from ..state import Engine, IndexNowState
 from .endpoint import Answer
-from .refusal import Refusal, advice
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +29,8 @@ logger = logging.getLogger(__name__)
 ANSWER_CHARS = 200
 #: URLs a dry-run line lists before "… and N more".
 DRY_RUN_URLS = 10
-def _extra(state: IndexNowState, host: str | None) -> dict[str, Any]:
-    return {"indexnow_host": host, "indexnow_endpoint": state.settings.endpoint}
+def _extra(endpoint: str, host: str | None) -> dict[str, Any]:
+    return {"indexnow_host": host, "indexnow_endpoint": endpoint}
 
 
 def url_list(urls: Sequence[str], shown: int = DRY_RUN_URLS) -> str:
@@ -40,11 +41,11 @@ def url_list(urls: Sequence[str], shown: int = DRY_RUN_URLS) -> str:
     return text
 
 
-def dry_run(state: IndexNowState, host: str, urls: Sequence[str]) -> None:
+def dry_run(engine: Engine, host: str, urls: Sequence[str]) -> None:
     """INFO: the POST a dry run did not make (host, endpoint and the URLs)."""
     logger.info(
         "IndexNow dry run host=%s endpoint=%s count=%d (nothing sent) urls=%s",
-        host, state.settings.endpoint, len(urls), url_list(urls), extra=_extra(state, host),
+        host, engine.endpoint, len(urls), url_list(urls), extra=_extra(engine.endpoint, host),
     )
 
 
@@ -52,16 +53,16 @@ def no_key(state: IndexNowState, host: str, count: int, error: str | None) -> No
     """ERROR: a batch failed before any POST because its host has no usable key."""
     logger.error(
         "IndexNow: host=%s endpoint=%s: %d URLs failed: %s",
-        host, state.settings.endpoint, count, safe_text(error, ANSWER_CHARS), extra=_extra(state, host),
+        host, state.settings.endpoint, count, safe_text(error, ANSWER_CHARS),
+        extra=_extra(state.settings.endpoint, host),
     )
 
 
-def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
-    """One line per POST; a 403 also counts toward its host's streak (and may escalate)."""
-    streak = forbidden.note_answer(state, host, reply)
-    settings = state.settings
+def answer(state: IndexNowState, engine: Engine, host: str, count: int, reply: Answer) -> None:
+    """One line per POST to ``engine``; a 403 also counts toward its host's streak (and may escalate)."""
+    streak = forbidden.note_answer(state, engine, host, reply)
     text = (
-        f"IndexNow POST host={host} endpoint={settings.endpoint} count={count} "
+        f"IndexNow POST host={host} endpoint={engine.endpoint} count={count} "
         f"status={reply.http_status if reply.http_status is not None else '-'} duration={reply.duration:.3f}s"
     )
     if reply.error:
@@ -72,14 +73,14 @@ def answer(state: IndexNowState, host: str, count: int, reply: Answer) -> None:
         if streak:
             text += f" (403 number {streak} in a row for {host})"
     level = logging.INFO if reply.outcome == "success" else logging.WARNING
-    logger.log(level, "%s", text, extra=_extra(state, host))
-    if streak and forbidden.escalate(state, host, streak):
+    logger.log(level, "%s", text, extra=_extra(engine.endpoint, host))
+    if streak and forbidden.escalate(state, engine, host, streak):
         logger.critical(
             "IndexNow: host=%s endpoint=%s: the engine refused the key %d times in a row (HTTP 403): "
             "nothing for %s is accepted until %s serves the key. %s",
-            host, settings.endpoint, streak, host, location or "the key file",
+            host, engine.endpoint, streak, host, location or "the key file",
             "Logged once per streak; a delivery the engine accepts ends the streak.",
-            extra=_extra(state, host),
+            extra=_extra(engine.endpoint, host),
         )
 
 

@@ -27,17 +27,19 @@ from typing import Any, TypeAlias
 import requests
 import sqlalchemy as sa
 
-from .. import claims, clock, engines, retry, signals
-from ..checks import cache_is_shared
+from .. import claims, clock, due, engines, retry, signals
+from ..breaker import CacheUnavailable
+from ..cachekind import cache_is_shared
 from ..claims import Bind
-from ..keys.rules import key_for, key_problem
+from ..config import key_problem
+from ..keys.rules import key_for
 from ..models import url_hash
+from ..outbound import app_session
 from ..sitemap.changes import changes_of, record_changes, records_changes
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
-from ..state import IndexNowState, current_app_object
+from ..state import Engine, IndexNowState, current_app_object
 from ..verify.screen import screen
-from . import due, passlog
-from .breaker import CacheUnavailable
+from . import passlog
 from .budget import take as take_budget
 from .endpoint import (
     MAX_URLS_PER_REQUEST,
@@ -46,7 +48,6 @@ from .endpoint import (
     sending_problem,
 )
 from .merge import merge_inbox
-from .outbound import app_session
 from .setsql import finish_batch
 
 logger = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
     if problem:
         logger.warning("IndexNow: not sending: %s", problem)
         return PassResult(skipped_reason=problem)
-    pauses = [endpoint_pause(target) for target in engines.views(state)]
+    pauses = [endpoint_pause(state, engine) for engine in engines.configured(state)]
     if all(pause is not None for pause in pauses):  # every engine paused (with one engine: that one)
         paused_until, status = min(pause for pause in pauses if pause is not None)
         reason = f"the endpoint asked to pause (HTTP {status}) until {paused_until:%Y-%m-%d %H:%M:%S} UTC"
@@ -166,7 +167,7 @@ def process_queue(state: IndexNowState, limit: int | None = None, *, deadline: f
         raise
     if next_stamp is not None:
         due.store(state, next_stamp)  # after the connection is back: a slow cache never holds one
-        state.due_refreshed_at = now.timestamp()
+        state.worker.due_refreshed_at = now.timestamp()
     if result.claimed or result.reset_stale:
         logger.info("IndexNow pass endpoint=%s: %s", settings.endpoint, result)
     return result
@@ -210,7 +211,7 @@ def _next_due(state: IndexNowState, bind: Bind, now: datetime, *, drained: bool)
     pass that drained what was due always does (that is what lets an idle site
     skip the database).
     """
-    if not drained and now.timestamp() - state.due_refreshed_at < DUE_REFRESH_EVERY:
+    if not drained and now.timestamp() - state.worker.due_refreshed_at < DUE_REFRESH_EVERY:
         return None
     try:
         return claims.run(bind, lambda connection: due.next_due(state, connection))
@@ -229,7 +230,7 @@ def _sweep_if_due(state: IndexNowState, bind: Bind, now: datetime) -> int:
     movable clock's, so tests steer it like everything else.
     """
     stamp = now.timestamp()
-    if state.next_sweep_at - state.settings.stale_after <= stamp <= state.next_sweep_at:
+    if state.worker.next_sweep_at - state.settings.stale_after <= stamp <= state.worker.next_sweep_at:
         return 0  # (a clock set back before the oldest claim looks again)
     return reset_stale(state, bind, now)
 
@@ -239,9 +240,9 @@ def reset_stale(state: IndexNowState, bind: Bind, now: datetime) -> int:
     stale_after = state.settings.stale_after
     taken = claims.take_back_stale(bind, state.models.queue, now - timedelta(seconds=stale_after), _unclaimed(now))
     if taken.clean:  # the oldest claim left goes stale first: no need to look before then
-        state.next_sweep_at = (taken.oldest or now).timestamp() + stale_after
+        state.worker.next_sweep_at = (taken.oldest or now).timestamp() + stale_after
         return 0
-    state.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
+    state.worker.next_sweep_at = 0.0  # look again next pass: the claims left are not known yet
     if taken.count:
         logger.warning("IndexNow: %d stale processing rows taken back to pending", taken.count)
     return taken.count
@@ -343,9 +344,9 @@ def _deliver(
         passlog.no_key(state, host, len(rows), answer.error)
         finish(state, bind, token, rows, answer, result)
         return
-    target = engines.view(state, endpoint)  # this engine's settings, pause and streaks
-    settings = target.settings
-    paused_until = endpoint_paused_until(target)
+    engine = engines.engine(state, endpoint)  # this engine's pause, budget and streaks
+    settings = state.settings
+    paused_until = endpoint_paused_until(state, engine)
     if paused_until is not None:
         result.released += release(state, bind, token, rows, paused_until)
         return
@@ -360,9 +361,9 @@ def _deliver(
         passlog.no_key(state, host, len(rows), answer.error)
     elif settings.dry_run:
         answer = Answer("success", None, None, None, 0.0)
-        passlog.dry_run(target, host, [r.url for r in rows])
+        passlog.dry_run(engine, host, [r.url for r in rows])
     else:
-        over_budget = take_budget(state, endpoint)
+        over_budget = take_budget(state, engine)
         if over_budget is not None:  # this minute's POSTs to this engine are spent: wait for the next window
             result.released += release(state, bind, token, rows, over_budget)
             logger.info("IndexNow: host=%s endpoint=%s: %d URLs wait for the next minute "
@@ -371,9 +372,9 @@ def _deliver(
             return
         if holder is not None:
             holder.keep(state, bind)
-        answer = post_batch(http, settings, host, key, [r.url for r in rows], deadline=deadline)
+        answer = post_batch(http, settings, host, key, [r.url for r in rows], deadline=deadline, endpoint=endpoint)
         result.requests += 1
-        passlog.answer(target, host, len(rows), answer)
+        passlog.answer(state, engine, host, len(rows), answer)
         if answer.http_status in (400, 422) and len(rows) > 1 and budget[0] >= 2:
             # Find the URLs the endpoint really refuses: resend each half.
             budget[0] -= 2
@@ -385,7 +386,7 @@ def _deliver(
             # One instant for the pause and the refused batch's retry: the pass that
             # comes when the pause ends finds the batch due.
             answered_at = clock.utcnow()
-            pause_endpoint(target, answer, now=answered_at)
+            pause_endpoint(state, engine, answer, now=answered_at)
     finish(state, bind, token, rows, answer, result, endpoint=endpoint, now=answered_at)
 
 
@@ -517,19 +518,15 @@ def pauses_endpoint(answer: Answer) -> bool:
     return status == 429 or (status is not None and 500 <= status < 600 and answer.retry_after is not None)
 
 
-def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None = None,
-                   now: datetime | None = None) -> None:
+def pause_endpoint(state: IndexNowState, engine: Engine, answer: Answer, *, now: datetime | None = None) -> None:
     """After a 429 (or a 5xx with Retry-After), stop every process sending to this endpoint until the pause ends.
 
     The pause ends when the refused batch is due again: INDEXNOW_RETRY_DELAY,
     or the Retry-After when that is longer (capped at a day). It is kept in
     this process and shared with the others through the cache; a per-process
     cache (SimpleCache) or a cache that is down shares it with no one, and the
-    log line says so. ``engine`` (an endpoint URL) pauses that engine only;
-    None: ``state``'s endpoint. ``now``: when the answer came (default: now).
+    log line says so. Only ``engine`` is paused. ``now``: when the answer came (default: now).
     """
-    if engine is not None:
-        state = engines.view(state, engine)
     now = now or clock.utcnow()
     ends = retry.retry_at(state.settings, answer.retry_after, now)
     seconds = (ends - now).total_seconds()
@@ -539,41 +536,41 @@ def pause_endpoint(state: IndexNowState, answer: Answer, *, engine: str | None =
     # cache): a worker woken by the pause's end never finds it still paused or the batch not due.
     until = ends.timestamp()
     status = answer.http_status or 429
-    state.paused = (until, status)
+    engine.paused = (until, status)
     shared = cache_is_shared(state)
     try:
-        state.guarded_cache.set(_pause_key(state), f"{until:.6f}:{status}", timeout=int(seconds) + 1)
+        state.guarded_cache.set(_pause_key(state, engine), f"{until:.6f}:{status}", timeout=int(seconds) + 1)
     except CacheUnavailable:
         shared = False  # the breaker has logged it; this process still holds the pause
-    logger.warning("IndexNow: endpoint %s answered %s; pausing %s sending to it for %.0fs%s", state.settings.endpoint,
+    logger.warning("IndexNow: endpoint %s answered %s; pausing %s sending to it for %.0fs%s", engine.endpoint,
                    status, "all" if shared else "this process's", seconds, "" if shared else _PAUSE_NOT_SHARED)
 
 
-def endpoint_pause(state: IndexNowState, *, engine: str | None = None) -> tuple[datetime, int] | None:
+def endpoint_pause(state: IndexNowState, engine: Engine | None = None) -> tuple[datetime, int] | None:
     """When the endpoint pause ends and which HTTP status asked for it; None when sending is allowed now.
 
     This process's own pause answers without the cache; otherwise the cache
-    says whether another process was asked to pause. ``engine``: that
-    endpoint's pause; None: ``state``'s endpoint (the first engine).
+    says whether another process was asked to pause. ``engine``: whose
+    pause; None: the first engine's.
     """
-    if engine is not None:
-        state = engines.view(state, engine)
+    if engine is None:
+        engine = engines.first(state)
     now = clock.utcnow().timestamp()
-    pause = state.paused
+    pause = engine.paused
     if pause is None or pause[0] <= now:
         try:
-            pause = _read_pause(state, state.guarded_cache.get(_pause_key(state)))
+            pause = _read_pause(state, state.guarded_cache.get(_pause_key(state, engine)))
         except CacheUnavailable:
             return None
         if pause is None or pause[0] <= now:
             return None
-        state.paused = pause  # another process's pause: no need to ask again until it ends
+        engine.paused = pause  # another process's pause: no need to ask again until it ends
     return datetime.fromtimestamp(pause[0], tz=timezone.utc), pause[1]
 
 
-def endpoint_paused_until(state: IndexNowState, *, engine: str | None = None) -> datetime | None:
-    """When the endpoint pause ends, or None when sending is allowed now."""
-    pause = endpoint_pause(state, engine=engine)
+def endpoint_paused_until(state: IndexNowState, engine: Engine | None = None) -> datetime | None:
+    """When ``engine``'s pause (None: the first engine's) ends, or None when sending is allowed now."""
+    pause = endpoint_pause(state, engine)
     return None if pause is None else pause[0]
 
 
@@ -602,6 +599,6 @@ def _read_pause(state: IndexNowState, value: Any) -> tuple[float, int] | None:
     return until, status
 
 
-def _pause_key(state: IndexNowState) -> str:
+def _pause_key(state: IndexNowState, engine: Engine) -> str:
     """One pause per endpoint, shared by every process that uses the same cache."""
-    return state.cache_key(_PAUSE_KEY + engines.endpoint_digest(state.settings.endpoint))
+    return state.cache_key(_PAUSE_KEY + engine.digest)

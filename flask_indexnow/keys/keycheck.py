@@ -22,14 +22,15 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from ..delivery import outbound
-from ..delivery.outbound import new_http_session
+from .. import outbound
+from ..config import key_problem
 from ..errors import InvalidURLError
+from ..outbound import new_http_session
 from ..safetext import safe_text
 from ..state import IndexNowState
 from ..urls import check_url
 from . import keystate
-from .rules import key_for, key_location, key_problem
+from .rules import key_for, key_location
 
 #: Bytes of a key file read at most: a key is 8-128 characters.
 MAX_BODY = 4096

@@ -6,8 +6,8 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, abort, request
 
+from ..config import key_problem
 from ..state import IndexNowState, get_state
-from .rules import key_problem
 
 DEFAULT_LOCATION = "https://{host}/{key}.txt"
 

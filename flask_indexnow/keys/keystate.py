@@ -20,11 +20,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock, engines
-from ..delivery import forbidden
-from ..delivery.refusal import read_refusal
+from ..config import key_problem
+from ..refusal import read_refusal
 from ..state import IndexNowState
+from . import forbidden
 from .keyfile import serves_key_file
-from .rules import key_for, key_location, key_problem
+from .rules import key_for, key_location
 
 KEY_STATES = ("unknown", "pending", "verified", "rejected")
 #: The answers that say something about the key, and what they say.
@@ -72,7 +73,7 @@ def known_hosts(state: IndexNowState, connection: Any, extra: Iterable[str] = ()
 def latest_key_answers(state: IndexNowState, connection: Any) -> dict[str, tuple[int, datetime, str | None]]:
     """host → (HTTP status, when, the 403's reason) of the latest answer that speaks about the key.
 
-    The reason (:func:`..delivery.refusal.read_refusal`'s kind, read from the
+    The reason (:func:`flask_indexnow.refusal.read_refusal`'s kind, read from the
     stored error text) is None for answers other than 403. A 403 that was
     retried said the engine has not finished verifying the key: the key is pending.
     """
@@ -107,8 +108,8 @@ def host_key_states(state: IndexNowState, connection: Any) -> list[HostKeyState]
     answers = latest_key_answers(state, connection)
     hosts = sorted(set(known_hosts(state, connection)) | set(answers))[:MAX_HOSTS]
     streaks: dict[str, forbidden.Streak] = {}
-    for target in engines.views(state):  # INDEXNOW_ENDPOINTS: the longest streak of any engine
-        for host, streak in forbidden.streaks(target, hosts).items():
+    for engine in engines.configured(state):  # INDEXNOW_ENDPOINTS: the longest streak of any engine
+        for host, streak in forbidden.streaks(state, engine, hosts).items():
             known = streaks.get(host)
             if known is None or (streak.escalated, streak.count) > (known.escalated, known.count):
                 streaks[host] = streak

@@ -1,25 +1,13 @@
-"""The key rules: what a valid key is, which key a host's batch carries, where its key file lives."""
+"""The key rules: which key a host's batch carries, where its key file lives, a fresh key, a rotation.
+
+What a valid key is (:func:`flask_indexnow.config.key_problem`) lives with the settings it validates.
+"""
 
 from __future__ import annotations
 
-import re
 import secrets
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ..config import Settings
-
-_KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
-
-
-def key_problem(key: Any) -> str | None:
-    """Why ``key`` cannot be used as an IndexNow key, or None when it can."""
-    if key is None or key == "":
-        return "INDEXNOW_KEY is not set (run `flask indexnow key generate`)"
-    if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
-        return "INDEXNOW_KEY must be 8-128 characters of a-z, A-Z, 0-9 and '-'"
-    return None
-
+from ..config import Settings, key_problem
 
 
 def key_for(settings: Settings, host: str) -> str | None:

@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from ..config import key_problem
 from ..errors import InvalidURLError
-from .rules import key_for, key_location, key_problem
+from .rules import key_for, key_location
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -3,7 +3,7 @@
 Every value is read from the database (and the shared cache) at scrape time,
 so it is right with any number of web processes, workers and machines:
 
-- :mod:`.totals`: the delivery counters, kept in the database by the
+- :mod:`flask_indexnow.totals`: the delivery counters, kept in the database by the
   transaction that writes each outcome (pruning the history never lowers them);
 - :mod:`.counts`: queue counts whose cost does not grow with the queue;
 - :mod:`.snapshot`: one read of everything a scrape exports, as plain data;

@@ -11,12 +11,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import clock, engines
+from .. import clock, engines, totals
 from ..checks import run_checks
+from ..delivery import budget, worker
 from ..scheduling import scheduler_active
 from ..state import IndexNowState
 from ..stats import JOB_STATUSES
-from . import counts, totals
+from . import counts
 
 #: The delivery statuses every configured engine exports, zero until they happen, so ``rate()`` sees the first.
 DELIVERY_STATUSES = ("success", "retry", "failed", "skipped", "dry_run")
@@ -116,10 +117,8 @@ def _schedules(state: IndexNowState, connection: Any, snapshot: Snapshot) -> Non
 
 def _engines(state: IndexNowState, snapshot: Snapshot) -> None:
     """Each engine's pause and request budget, from the cache every process shares."""
-    from ..delivery import budget, worker  # (delivery imports this package: import at use)
-
-    for endpoint in engines.endpoints(state):
-        snapshot.paused.append(((endpoint,), 0.0 if worker.endpoint_pause(state, engine=endpoint) is None else 1.0))
-        usage = budget.usage(state, endpoint)
+    for engine in engines.configured(state):
+        snapshot.paused.append(((engine.endpoint,), 0.0 if worker.endpoint_pause(state, engine) is None else 1.0))
+        usage = budget.usage(state, engine)
         if usage is not None:
-            snapshot.budget_remaining.append(((endpoint,), float(max(0, usage.limit - usage.used))))
+            snapshot.budget_remaining.append(((engine.endpoint,), float(max(0, usage.limit - usage.used))))

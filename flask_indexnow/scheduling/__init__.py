@@ -20,14 +20,14 @@ and run the jobs. The modules, one job each:
 from __future__ import annotations
 
 from .builder import PendingSchedule
-from .builtins import PROCESS_QUEUE, PRUNE_HISTORY, ensure_builtin_schedules
+from .builtins import ensure_builtin_schedules
 from .controls import ControlResult, UnknownScheduleError
 from .history import Occurrence, last_outcomes
 from .jobs import JobsResult
 from .prune import PruneResult, prune_history
 from .runner import Worker
 from .scheduler import Scheduler, scheduler_active
-from .schedules import OverlapPolicy, ScheduleInfo, ScheduleSpec
+from .schedules import PROCESS_QUEUE, PRUNE_HISTORY, OverlapPolicy, ScheduleInfo, ScheduleSpec
 from .sync import SyncResult
 
 __all__ = [

@@ -15,7 +15,7 @@ declared schedule and pauses those no longer declared.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..state import get_state
 from .cron import Cron
@@ -33,15 +33,18 @@ from .schedules import (
     save_schedule,
 )
 
-if TYPE_CHECKING:
-    from ..extension import IndexNow
+
+class Declarations(Protocol):
+    """Where :meth:`PendingSchedule.declare` records a schedule: the ``IndexNow`` object (above this layer)."""
+
+    declared_schedules: dict[str, ScheduleSpec]
 
 
 class PendingSchedule:
     """A schedule being described; :meth:`save` stores it (upsert by name), :meth:`declare` records it."""
 
     def __init__(self, handler: str, payload: Any = None, *, name: str | None = None,
-                 extension: IndexNow | None = None) -> None:
+                 extension: Declarations | None = None) -> None:
         self.handler = check_handler(handler)
         self.payload = check_payload(payload)
         self.name = self.handler if name is None else check_name(name)

@@ -29,12 +29,10 @@ from ..missing import is_missing_table
 from ..state import IndexNowState, get_state
 from .intervals import parse_interval
 from .prune import prune_history
-from .schedules import BUILTIN, OverlapPolicy, fill_names
+from .schedules import BUILTIN, PROCESS_QUEUE, PRUNE_HISTORY, OverlapPolicy, fill_names
 
 logger = logging.getLogger(__name__)
 
-PROCESS_QUEUE = "indexnow.process_queue"
-PRUNE_HISTORY = "indexnow.prune_history"
 #: How long a process trusts that the built-in schedules exist before looking again.
 RECHECK_SECONDS = 3600.0
 
@@ -64,7 +62,7 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
     trusts the answer for :data:`RECHECK_SECONDS`. Never raises: a database
     problem is logged and looked at again next time.
     """
-    checked = state.builtins_checked_at
+    checked = state.scheduler.builtins_checked_at
     if checked is not None and time.monotonic() - checked < RECHECK_SECONDS:
         return
     try:
@@ -74,7 +72,7 @@ def ensure_builtin_schedules(state: IndexNowState) -> None:
             return
         logger.warning("IndexNow: could not make sure the built-in schedules exist", exc_info=True)
         return
-    state.builtins_checked_at = time.monotonic()
+    state.scheduler.builtins_checked_at = time.monotonic()
 
 
 def create_missing(state: IndexNowState) -> list[str]:

@@ -28,7 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import clock
-from ..delivery.breaker import CacheUnavailable
+from ..breaker import CacheUnavailable
 from ..missing import is_missing_table
 from ..state import IndexNowState
 from . import controls

@@ -33,6 +33,10 @@ NAME_MAX = 191
 QUEUE_MAX = 100
 #: Where a schedule came from, as ``origin`` stores it.
 MANUAL, DECLARED, BUILTIN = "manual", "declared", "builtin"
+#: The built-in handlers' names (their functions and intervals: builtins.py, which imports this module).
+PROCESS_QUEUE = "indexnow.process_queue"
+PRUNE_HISTORY = "indexnow.prune_history"
+BUILTIN_NAMES = frozenset({PROCESS_QUEUE, PRUNE_HISTORY})
 #: Characters no name may hold: PostgreSQL refuses NUL in text, and the others
 #: would make a name that logs and the status page cannot show.
 _CONTROL = frozenset(map(chr, [*range(0x20), 0x7F]))
@@ -146,9 +150,7 @@ class ScheduleInfo(ScheduleSpec):
 
 def _origin(row: Any) -> str:
     """Built-in rows written before ``origin`` existed say "manual": their handler tells."""
-    from .builtins import BUILTIN_HANDLERS  # builtins imports this module
-
-    if row.origin == MANUAL and row.handler in BUILTIN_HANDLERS and (row.name or row.handler) == row.handler:
+    if row.origin == MANUAL and row.handler in BUILTIN_NAMES and (row.name or row.handler) == row.handler:
         return BUILTIN
     return str(row.origin)
 

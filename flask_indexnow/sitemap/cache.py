@@ -27,7 +27,7 @@ from typing import Any
 from flask import Flask, after_this_request, g
 
 from .. import clock
-from ..delivery.breaker import CacheUnavailable
+from ..breaker import CacheUnavailable
 from ..state import IndexNowState, current_app_object
 from .build import BuildStats, Part, build_parts, empty_part
 

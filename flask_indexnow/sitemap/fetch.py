@@ -4,7 +4,7 @@ A sitemap URL (or a ``<loc>`` in an index, or a redirect) is chosen by whoever
 wrote the document, so it gets the address checks of queued URLs
 (:func:`~flask_indexnow.urls.check_url`) at every hop: redirects are followed
 by hand. The addresses a name resolves to are checked too, and the connection
-goes to exactly the address checked (:mod:`flask_indexnow.delivery.outbound`: no DNS
+goes to exactly the address checked (:mod:`flask_indexnow.outbound`: no DNS
 rebinding). The answer must come within the timeout and the body within the
 download deadline, both counted for the whole request; the body is streamed to
 a local file under a size cap and stored as served (gzip included) for
@@ -22,9 +22,9 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import requests
 import urllib3
 
-from ..delivery import outbound
-from ..delivery.outbound import new_http_session
+from .. import outbound
 from ..errors import InvalidURLError
+from ..outbound import new_http_session
 from ..safetext import safe_text
 from ..urls import check_url
 from .limits import DOWNLOAD_DEADLINE, MAX_REDIRECTS, MAX_SITEMAP_BYTES, READ_SIZE, SitemapError, too_big
@@ -64,14 +64,14 @@ def fetch_sitemap(
 
     Every hop goes through the address checks, on the name and on the
     addresses it resolves to (a redirect to a private host is refused like the
-    URL itself; see :mod:`flask_indexnow.delivery.outbound`). Each hop's answer (status
+    URL itself; see :mod:`flask_indexnow.outbound`). Each hop's answer (status
     line and headers) must arrive within ``timeout`` seconds in all, and the
     body within ``download_deadline`` seconds, however slowly the server
     trickles. The body is stored as it came (gzip included, for
     :func:`iter_document_bytes` to unwrap within the cap); other content
     encodings are refused. ``allow_private`` lets loopback/private hosts and
     plain names through, for local sandboxes and tests. ``http`` must come
-    from :func:`~flask_indexnow.delivery.outbound.new_http_session` (its connections do
+    from :func:`~flask_indexnow.outbound.new_http_session` (its connections do
     the address checks).
     """
     session = http or new_http_session()

@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..delivery.endpoint import new_http_session
+from ..outbound import new_http_session
 from .dates import parse_since, parse_w3c_datetime
 from .document import iter_document_bytes, parse_document
 from .fetch import fetch_sitemap, fetchable

@@ -12,11 +12,11 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from .. import engines
 from ..scheduling.report import schedules_json
 from ..state import IndexNowState
 from ..stats import collect_status
 from ..watching import skipped
+from .engines import engine_rows
 from .verdict import judge
 
 #: The package resource that holds the document's JSON Schema.
@@ -33,7 +33,7 @@ def status_document(state: IndexNowState, connection: Any = None) -> dict[str, A
         with state.engine().connect() as own:
             return status_document(state, own)
     data = collect_status(state, connection=connection)
-    data["engines"] = engines.engine_rows(state, connection)
+    data["engines"] = engine_rows(state, connection)
     # The first engine's pause keeps its own member; the verdict weighs every engine's.
     data["endpoint_paused_until"] = data["engines"][0]["paused_until"] if data["engines"] else None
     pauses = [(e["endpoint"], datetime.fromisoformat(e["paused_until"]), e["pause_status"])

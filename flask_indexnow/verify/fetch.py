@@ -8,7 +8,7 @@ its own and is removed when it ends (no transaction of the view outlives it,
 and the caller's session is never touched).
 
 ``"http"`` makes a real GET under the outbound rules of every other request
-(:mod:`flask_indexnow.delivery.outbound`): one deadline for the whole request,
+(:mod:`flask_indexnow.outbound`): one deadline for the whole request,
 public addresses only (INDEXNOW_ALLOW_PRIVATE_ENDPOINT opts out, as for ``key
 check``), no redirect followed, the body read up to :data:`MAX_PAGE_BYTES`.
 Its session keeps no cookie.
@@ -32,8 +32,9 @@ import requests
 import urllib3
 from flask import Flask
 
-from ..delivery import outbound
+from .. import outbound
 from ..safetext import safe_text
+from ..version import __version__
 from .page import PageAnswer
 
 #: The WSGI environ key set on a verification request: views and hooks may look for it.
@@ -47,8 +48,6 @@ _READ_SIZE = 64 * 1024
 
 def user_agent() -> str:
     """``Flask-IndexNow-Verify/<version>``."""
-    from .. import __version__  # (the package imports this module before it sets its version)
-
     return f"{USER_AGENT_NAME}/{__version__}"
 
 

@@ -29,8 +29,7 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from .. import claims, clock, engines, retry
-from ..metrics import totals
+from .. import claims, clock, engines, retry, totals
 from ..models import url_hash
 from ..sqlutil import ROWS_PER_STATEMENT, chunks, upsert
 from ..state import IndexNowState, current_app_object

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -77,7 +77,7 @@ def live(published: bool | None, deleted: bool | None) -> bool:
     return (True if published is None else published) and not deleted
 
 
-def find_adapter(adapters: dict[type, Adapter], resource: Any) -> Adapter | None:
+def find_adapter(adapters: Mapping[type, Adapter], resource: Any) -> Adapter | None:
     for cls in type(resource).__mro__:
         adapter = adapters.get(cls)
         if adapter is not None:
@@ -235,10 +235,10 @@ def _queue_event(state: IndexNowState, kind: str, resource: Any, kwargs: dict[st
             raise EventError("resource_before_delete needs resource=")
         url = resolve(state, resource, kwargs).url
         if url:
-            state.remember(resource_key(resource), url)
+            state.watching.remember(resource_key(resource), url)
         return
     if kind == "deleted":
-        remembered = state.recall(resource_key(resource)) if resource is not None else None
+        remembered = state.watching.recall(resource_key(resource)) if resource is not None else None
         url = kwargs.get("url") or remembered
         if url is None and resource is not None:
             url = resolve(state, resource, kwargs).url

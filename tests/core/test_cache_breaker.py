@@ -33,8 +33,8 @@ from flask import Flask, has_request_context
 from flask_caching import Cache
 
 from flask_indexnow import IndexNow
-from flask_indexnow.delivery.breaker import WINDOW, CacheBreaker, CacheUnavailable
-from flask_indexnow.delivery.ratelog import RateLimitedLog
+from flask_indexnow.breaker import WINDOW, CacheBreaker, CacheUnavailable
+from flask_indexnow.ratelog import RateLimitedLog
 from flask_indexnow.testing import wait_for_tick
 
 from ..conftest import rows
@@ -201,7 +201,7 @@ def test_a_post_publishes_its_due_time_after_the_response(make_app, endpoint, re
     response.close()  # sent: now the due time is published
     assert wait_for_tick(writer)
     assert [name for name, in_request in calls.take() if not in_request] == ["get", "set"]
-    ticker.extensions["indexnow"].idle_until = 0.0  # its few seconds of local trust have passed
+    ticker.extensions["indexnow"].due.idle_until = 0.0  # its few seconds of local trust have passed
     with ticker.app_context():
         result = ext(ticker).tick()
     assert result is not None and result.succeeded == 1

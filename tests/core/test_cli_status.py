@@ -13,7 +13,7 @@ from typing import Any
 from flask import Flask
 
 from flask_indexnow import IndexNow
-from flask_indexnow.delivery.breaker import WINDOW
+from flask_indexnow.breaker import WINDOW
 
 from ..endpoint_server import Reply
 

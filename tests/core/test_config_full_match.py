@@ -12,8 +12,7 @@ from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 
 from flask_indexnow import ConfigurationError, IndexNow, InvalidURLError
-from flask_indexnow.config import load_settings
-from flask_indexnow.keys.rules import key_problem
+from flask_indexnow.config import key_problem, load_settings
 from flask_indexnow.retry import parse_retry_after
 from flask_indexnow.sitemap.dates import parse_w3c_datetime
 from flask_indexnow.urls import QueryFilter, canonical_host, check_host

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask
 
-from flask_indexnow.delivery import tick as tick_module
-from flask_indexnow.delivery.machinelock import MachineLock, lock_path
+from flask_indexnow import tick as tick_module
+from flask_indexnow.machinelock import MachineLock, lock_path
 
 from ..conftest import rows
 

@@ -13,9 +13,9 @@ from cachelib import SimpleCache
 from flask import Flask
 
 from flask_indexnow import IndexNow
-from flask_indexnow.delivery.lock import CacheLock
-from flask_indexnow.delivery.tick import LOCK_NAME
+from flask_indexnow.lock import CacheLock
 from flask_indexnow.testing import wait_for_tick
+from flask_indexnow.tick import LOCK_NAME
 
 from ..conftest import RUN_PREFIX, rows
 from ..endpoint_server import Reply

@@ -1,4 +1,4 @@
-"""Issue 19.2: the background ticker that responses wake (flask_indexnow/delivery/ticker.py).
+"""Issue 19.2: the background ticker that responses wake (flask_indexnow/ticker.py).
 
 The servers themselves are in tests/deploy/; here the ticker's own promises:
 wakes merge, the thread ends when idle and starts again, a forked child ticks
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from flask_indexnow import ticker as ticker_module
 from flask_indexnow.config import DEFAULTS
-from flask_indexnow.delivery import ticker as ticker_module
-from flask_indexnow.delivery.ticker import Ticker, threads_run, use_thread
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.testing import wait_for_tick
+from flask_indexnow.ticker import Ticker, threads_run, use_thread
 
 from ..conftest import rows
 from ..endpoint_server import EndpointServer, Reply

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from flask_indexnow import engines
 from flask_indexnow.delivery import worker
 from flask_indexnow.retry import MAX_RETRY_AFTER
 
@@ -25,7 +26,7 @@ PREFIX = "/indexnow"
 
 def _put_pause(app, value: str) -> None:
     state = state_of(app)
-    state.guarded_cache.set(worker._pause_key(state), value, timeout=3600)
+    state.guarded_cache.set(worker._pause_key(state, engines.first(state)), value, timeout=3600)
 
 
 def _ignored_lines(caplog) -> list[str]:
@@ -70,23 +71,23 @@ def test_a_pause_up_to_the_longest_one_written_still_holds(make_app, endpoint, c
         ext(app).process_queue()
         pause = worker.endpoint_pause(state_of(app))
         assert pause is not None and pause[0] == clock.now + timedelta(seconds=delay)
-        state_of(app).paused = None  # forget this process's copy: the cached value must answer alone
+        engines.first(state_of(app)).paused = None  # forget this process's copy: the cached value must answer alone
         assert worker.endpoint_pause(state_of(app)) == pause
         _put_pause(app, f"{clock.now.timestamp() + delay + 86_400:.6f}:429")
-        state_of(app).paused = None
+        engines.first(state_of(app)).paused = None
         assert worker.endpoint_pause(state_of(app)) is None
 
 
 def test_a_cached_next_due_time_that_is_not_finite_does_not_stop_the_tick(make_app, clock):
     """The same rule for the other cached time: ``inf`` or ``nan`` read as "idle for ever"."""
-    from flask_indexnow.delivery import due
+    from flask_indexnow import due
 
     app = make_app()
     with app.app_context():
         state = state_of(app)
         for value in ("inf", "nan", float("inf"), float("nan")):
             state.guarded_cache.set(state.cache_key(due._KEY), value, timeout=60)
-            state.idle_until = 0.0
+            state.due.idle_until = 0.0
             assert due.is_idle(state) is False, value
         state.guarded_cache.set(state.cache_key(due._KEY), clock.now.timestamp() + 30, timeout=60)
         assert due.is_idle(state) is True  # a real time still counts

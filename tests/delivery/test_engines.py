@@ -17,9 +17,10 @@ import pytest
 from flask_indexnow import engines, queue, signals
 from flask_indexnow.checks import run_checks
 from flask_indexnow.config import MAX_ENDPOINTS, load_settings
-from flask_indexnow.delivery import forbidden, worker
+from flask_indexnow.delivery import worker
 from flask_indexnow.errors import ConfigurationError
 from flask_indexnow.explain import explain_url
+from flask_indexnow.keys import forbidden
 from flask_indexnow.status.document import status_document
 
 from ..endpoint_server import EndpointServer, Reply
@@ -97,8 +98,8 @@ def test_a_429_pauses_only_that_engine(make_app, endpoint, second, clock):
         ext(app).enqueue("https://example.com/a")
         assert ext(app).process_queue().retried == 1
         state = state_of(app)
-        assert worker.endpoint_paused_until(state, engine=endpoint.url) is None
-        assert worker.endpoint_paused_until(state, engine=second.url) == clock.now + timedelta(seconds=120)
+        assert worker.endpoint_paused_until(state, engines.engine(state, endpoint.url)) is None
+        assert worker.endpoint_paused_until(state, engines.engine(state, second.url)) == clock.now + timedelta(seconds=120)
 
         ext(app).enqueue_many(["https://example.com/b", "https://other.org/c"])
         clock.advance(60)
@@ -142,8 +143,8 @@ def test_403_streak_escalates_only_that_engine(make_app, endpoint, second, clock
         assert len(critical) == 1 and second.url in critical[0].getMessage()
         assert endpoint.url not in critical[0].getMessage()
         state = state_of(app)
-        assert forbidden.streaks(engines.view(state, second.url), ["example.com"])["example.com"].escalated
-        assert forbidden.streaks(engines.view(state, endpoint.url), ["example.com"]) == {}
+        assert forbidden.streaks(state, engines.engine(state, second.url), ["example.com"])["example.com"].escalated
+        assert forbidden.streaks(state, engines.engine(state, endpoint.url), ["example.com"]) == {}
     assert len(endpoint.urls) == 4  # A accepted every URL
     assert {(r["engine"], r["status"]) for r in queue_rows(app)} == {(second.url, "failed")}
     assert {h.engine for h in history_rows(app) if h.http_status == 403} == {second.url}

@@ -144,6 +144,8 @@ def test_the_streak_is_shared_through_the_cache(make_app, endpoint, clock, caplo
     [critical] = _critical(caplog)
     assert "3 times in a row" in critical.getMessage()
     with second.app_context():
-        from flask_indexnow.delivery import forbidden
+        from flask_indexnow import engines
+        from flask_indexnow.keys import forbidden
 
-        assert forbidden.streaks(state_of(second), ["example.com"]) == {"example.com": forbidden.Streak(4, True)}
+        state = state_of(second)
+        assert forbidden.streaks(state, engines.first(state), ["example.com"]) == {"example.com": forbidden.Streak(4, True)}

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from flask_indexnow.delivery.refusal import read_refusal
+from flask_indexnow.refusal import read_refusal
 from flask_indexnow.testing import Reply
 
 from ..web.conftest import PREFIX, allow

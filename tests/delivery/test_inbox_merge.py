@@ -17,13 +17,12 @@ import pytest
 import sqlalchemy as sa
 
 from flask_indexnow import clock as clock_module
-from flask_indexnow import queue
-from flask_indexnow.delivery import due
+from flask_indexnow import due, queue
 from flask_indexnow.delivery.merge import merge_inbox
-from flask_indexnow.engines import engine_rows
 from flask_indexnow.explain import explain_url
 from flask_indexnow.models import url_hash
 from flask_indexnow.stats import queue_counts
+from flask_indexnow.status.engines import engine_rows
 from flask_indexnow.testing import queued_urls
 
 from ..conftest import RUN_PREFIX

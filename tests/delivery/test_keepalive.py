@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from flask_indexnow.delivery.outbound import app_session
+from flask_indexnow.outbound import app_session
 
 from ..endpoint_server import EndpointServer, Reply
 from .conftest import ext, state_of

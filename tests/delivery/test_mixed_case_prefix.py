@@ -1,7 +1,7 @@
 """Issue 18 (bad input): an upper-case letter in INDEXNOW_TABLE_PREFIX.
 
 The ORM quotes table names; the hand-written SQL of the hot paths
-(delivery/setsql.py) did not, so on PostgreSQL ``Site_indexnow_queue`` was
+(queuesql.py, delivery/setsql.py) did not, so on PostgreSQL ``Site_indexnow_queue`` was
 folded to ``site_indexnow_queue``: every pass failed and the CLI said the
 tables were missing. Every raw statement now takes its names from
 ``sqlutil.quoted_table``. Each surface is run here on a mixed-case prefix:

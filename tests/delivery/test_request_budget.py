@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from flask_caching import Cache
 
+from flask_indexnow import engines
 from flask_indexnow.config import load_settings
 from flask_indexnow.delivery import budget
 from flask_indexnow.errors import ConfigurationError
@@ -102,7 +103,7 @@ def test_the_budget_is_shared_by_two_apps_on_one_redis(make_app, endpoint, clock
             ext(second).enqueue(f"https://{host}/page")
         result = ext(second).process_queue()
         assert (result.requests, result.released) == (1, 2)  # one left of three this minute
-        assert budget.usage(state_of(second), endpoint.url).used == 3
+        assert budget.usage(state_of(second), engines.engine(state_of(second), endpoint.url)).used == 3
         clock.advance(60)
         assert ext(second).process_queue().requests == 2
     assert len(endpoint.requests) == 5
@@ -115,7 +116,7 @@ def test_a_cache_outage_falls_back_to_a_per_process_count(make_app, endpoint, cl
         state.cache_breaker._failed("a test", RuntimeError("down"))  # the breaker open: no cache call
         enqueue_hosts(app)
         assert ext(app).process_queue().requests == 2
-        assert budget.usage(state, endpoint.url).used == 2
+        assert budget.usage(state, engines.engine(state, endpoint.url)).used == 2
 
 
 @pytest.mark.parametrize(("value", "message"), [

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
-from flask_indexnow.delivery import setsql
+from flask_indexnow import queuesql
 from flask_indexnow.models import url_hash
 
 from ..endpoint_server import Reply
@@ -78,7 +78,7 @@ def test_enqueue_many_writes_each_chunk_in_one_statement(make_app, clock):
     app = make_app()
     with app.app_context():
         with state_of(app).engine().connect() as connection:
-            per_statement = setsql.bulk_rows(connection)  # 500 on SQLite and MariaDB, 10,000 on PostgreSQL
+            per_statement = queuesql.bulk_rows(connection)  # 500 on SQLite and MariaDB, 10,000 on PostgreSQL
         with statements(app) as seen:
             assert ext(app).enqueue_many(_urls(1200, "x")).queued == 1200
     assert not seen.executemany
@@ -143,7 +143,7 @@ def test_the_upsert_takes_any_text_whatever_the_database(make_app, clock):
         state = state_of(app)
         queue = state.models.Queue.__table__
         with state.engine().begin() as connection:
-            setsql.upsert_queue(connection, queue, [
+            queuesql.upsert_queue(connection, queue, [
                 ("example.com", odd, "h1", "update", clock.now, "fp\x1f1"),
                 ("example.com", "https://example.com/c", "h2", "delete", clock.now, None),
             ], clock.now)
@@ -151,7 +151,7 @@ def test_the_upsert_takes_any_text_whatever_the_database(make_app, clock):
         (odd, "update", "fp\x1f1"), ("https://example.com/c", "delete", None),
     ]
     with app.app_context(), state.engine().begin() as connection:  # the bulk path takes any text too
-        setsql.upsert_urls(connection, queue, [odd + "2"], ["example.com"], "update", clock.now, ("",), clock.now)
+        queuesql.upsert_urls(connection, queue, [odd + "2"], ["example.com"], "update", clock.now, ("",), clock.now)
     assert {r["url"]: r["url_hash"] for r in queue_rows(app)}[odd + "2"] == url_hash(odd + "2")
 
 

@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
+from flask_indexnow import totals
 from flask_indexnow.delivery import worker
 from flask_indexnow.delivery.endpoint import Answer
-from flask_indexnow.metrics import totals
 
 from ..conftest import rows
 from ..endpoint_server import Reply

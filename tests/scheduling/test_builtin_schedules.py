@@ -52,7 +52,7 @@ def test_builtins_are_created_once_and_first_due_one_interval_later(make_app, cl
         assert {s.overlap for s in listed.values()} == {OverlapPolicy.SKIP}
         # Remembered: later calls make no query at all.
         assert count_queries(state.engine(), lambda: ensure_builtin_schedules(state)) == 0
-    state.builtins_checked_at = None  # look at the table again
+    state.scheduler.builtins_checked_at = None  # look at the table again
 
 
 def test_an_edited_builtin_is_left_alone_and_a_missing_one_comes_back(make_app, clock: FakeClock) -> None:
@@ -65,10 +65,10 @@ def test_an_edited_builtin_is_left_alone_and_a_missing_one_comes_back(make_app, 
         ensure_builtin_schedules(state)
         assert _schedule(ext, PROCESS_QUEUE).expression == "5 minutes"  # type: ignore[union-attr]
         ext.scheduler.remove(PRUNE_HISTORY)
-        state.builtins_checked_at = None  # look at the table again
+        state.scheduler.builtins_checked_at = None  # look at the table again
         ensure_builtin_schedules(state)
         assert _schedule(ext, PRUNE_HISTORY) is not None
-        state.builtins_checked_at = None  # look at the table again
+        state.scheduler.builtins_checked_at = None  # look at the table again
 
 
 def test_no_prune_schedule_without_retention(make_app) -> None:
@@ -77,7 +77,7 @@ def test_no_prune_schedule_without_retention(make_app) -> None:
         state = app.extensions["indexnow"]
         ensure_builtin_schedules(state)
         assert [s.handler for s in state.extension.scheduler.list()] == [PROCESS_QUEUE]
-        state.builtins_checked_at = None  # look at the table again
+        state.scheduler.builtins_checked_at = None  # look at the table again
 
 
 def test_the_tick_is_the_backup_cron(make_app, endpoint) -> None:
@@ -85,7 +85,7 @@ def test_the_tick_is_the_backup_cron(make_app, endpoint) -> None:
     with app.app_context():
         app.extensions["indexnow"].extension.tick()
     assert [r.handler for r in rows(app, "Schedule")] == [PROCESS_QUEUE, PRUNE_HISTORY]
-    app.extensions["indexnow"].builtins_checked_at = None  # look at the table again
+    app.extensions["indexnow"].scheduler.builtins_checked_at = None  # look at the table again
 
 
 def test_the_tick_leaves_schedules_alone_when_the_scheduler_is_off(make_app, endpoint) -> None:
@@ -111,4 +111,4 @@ def test_a_database_problem_is_logged_not_raised(make_app, caplog) -> None:
                 state.models.Schedule.__table__.create(connection)
         ensure_builtin_schedules(state)  # not remembered as done: tried again
         assert len(rows(app, "Schedule")) == 2
-        state.builtins_checked_at = None  # look at the table again
+        state.scheduler.builtins_checked_at = None  # look at the table again

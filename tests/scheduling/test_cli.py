@@ -118,7 +118,7 @@ def test_run_creates_the_builtin_schedules_when_the_scheduler_is_on(make_app, cl
     result = run(app, "schedule", "run")
     assert result.exit_code == 0, result.output
     assert {r.handler for r in rows(app, "Schedule")} == {"indexnow.process_queue", "indexnow.prune_history"}
-    app.extensions["indexnow"].builtins_checked_at = None  # look at the table again
+    app.extensions["indexnow"].scheduler.builtins_checked_at = None  # look at the table again
 
 
 def test_work_once_delivers_and_runs_jobs_but_does_not_evaluate_schedules(site: Flask, ext: IndexNow, endpoint,

@@ -24,10 +24,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import engines
-from ..sqlutil import dialect_name
-from ..state import IndexNowState
-from ..tables import UTCDateTime
+from . import engines
+from .sqlutil import dialect_name
+from .state import IndexNowState
+from .tables import UTCDateTime
 
 
 def record_rows(connection: Any, state: IndexNowState, rows: Iterable[Any], status_of: Callable[[Any], str],

@@ -9,7 +9,7 @@ Exactly one CRITICAL line per streak comes from an atomic ``add`` of a marker,
 so two workers that see the threshold together still log it once. A
 delivery the engine accepts (any 2xx) ends the streak and removes the marker;
 other answers (429, 5xx, timeouts, and a 403 that only says the engine has
-not finished verifying the key: :mod:`.refusal`) say nothing about the key and leave it.
+not finished verifying the key: :mod:`flask_indexnow.refusal`) say nothing about the key and leave it.
 
 A cache that fails is passed over (the breaker reports it once): escalation is advice, and must
 never stop a delivery.
@@ -20,14 +20,12 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cachelib import RedisCache
 
-from ..engines import endpoint_digest
-from ..state import IndexNowState
-from .breaker import CacheUnavailable
-from .endpoint import Answer
+from ..breaker import CacheUnavailable
+from ..state import Engine, IndexNowState
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +36,16 @@ _KEY = "indexnow_forbidden:"
 _local = threading.Lock()
 
 
+class Answered(Protocol):
+    """What a streak reads of an engine's answer (``delivery.endpoint.Answer``; keys sit below delivery)."""
+
+    @property
+    def http_status(self) -> int | None: ...
+
+    @property
+    def outcome(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Streak:
     """A host's run of 403 answers: how long, and whether it was escalated."""
@@ -46,23 +54,23 @@ class Streak:
     escalated: bool
 
 
-def _key(state: IndexNowState, host: str) -> str:
-    """Per endpoint and host: another engine (or a new endpoint) starts its own count."""
-    return state.cache_key(f"{_KEY}{endpoint_digest(state.settings.endpoint)}:{host}")
+def _key(state: IndexNowState, engine: Engine, host: str) -> str:
+    """Per engine and host: another engine (or a new endpoint) starts its own count."""
+    return state.cache_key(f"{_KEY}{engine.digest}:{host}")
 
 
 def _marker(key: str) -> str:
     return key + ":escalated"
 
 
-def note_answer(state: IndexNowState, host: str, answer: Answer) -> int | None:
+def note_answer(state: IndexNowState, engine: Engine, host: str, answer: Answered) -> int | None:
     """Count a 403 toward ``host``'s streak and return its length; end the streak on a 2xx.
 
     Returns None for every answer but a 403 (and when the cache failed).
     """
     if state.settings.forbidden_escalation <= 0:
         return None
-    key = _key(state, host)
+    key = _key(state, engine, host)
     breaker = state.cache_breaker  # a failing cache is reported once, by the breaker
     try:
         if answer.http_status == 403 and answer.outcome == "failed":  # "not verified yet" is no refusal of the key
@@ -99,23 +107,23 @@ def _atomic_inc(backend: Any) -> bool:
     return isinstance(backend, RedisCache)
 
 
-def escalate(state: IndexNowState, host: str, count: int) -> bool:
+def escalate(state: IndexNowState, engine: Engine, host: str, count: int) -> bool:
     """True for the one caller that should log this streak's CRITICAL line."""
     threshold = state.settings.forbidden_escalation
     if threshold <= 0 or count < threshold:
         return False
     try:
-        return bool(state.cache_breaker.call("marking a 403 streak", state.cache.add, _marker(_key(state, host)),
+        return bool(state.cache_breaker.call("marking a 403 streak", state.cache.add, _marker(_key(state, engine, host)),
                                              count, timeout=STREAK_TTL))
     except CacheUnavailable:
         return count == threshold  # without the cache, each process logs the streak when it reaches the threshold
 
 
-def streaks(state: IndexNowState, hosts: list[str]) -> dict[str, Streak]:
-    """The current streak of each of ``hosts`` that has one (one cache read for all)."""
+def streaks(state: IndexNowState, engine: Engine, hosts: list[str]) -> dict[str, Streak]:
+    """``engine``'s current streak of each of ``hosts`` that has one (one cache read for all)."""
     if not hosts or state.settings.forbidden_escalation <= 0:
         return {}
-    keys = [_key(state, host) for host in hosts]
+    keys = [_key(state, engine, host) for host in hosts]
     try:
         values = state.cache_breaker.call("reading the 403 streaks", state.cache.get_many,
                                           *[k for key in keys for k in (key, _marker(key))])

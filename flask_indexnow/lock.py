@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .. import clock
+from . import clock
 
 
 class CacheLock:

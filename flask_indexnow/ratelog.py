@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from .. import clock
+from . import clock
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import requests
@@ -50,11 +50,8 @@ from urllib3.exceptions import (
     NewConnectionError,
 )
 
-from ..errors import IndexNowError, InvalidURLError
-from ..urls import check_host
-
-if TYPE_CHECKING:
-    from ..state import IndexNowState
+from .errors import IndexNowError, InvalidURLError
+from .urls import check_host
 
 __all__ = [
     "OutboundSession",
@@ -395,7 +392,14 @@ def new_http_session() -> OutboundSession:
     return OutboundSession()
 
 
-def app_session(state: IndexNowState) -> OutboundSession:
+class SessionHolder(Protocol):
+    """What keeps the app's session: the per-app state (which sits above this module)."""
+
+    http: OutboundSession | None
+    lock: threading.Lock
+
+
+def app_session(state: SessionHolder) -> OutboundSession:
     """The app's one outbound session, made on first use and reused across POSTs and passes.
 
     Shared by the threads of a process (urllib3's pools are thread-safe); closed

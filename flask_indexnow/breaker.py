@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .. import clock
+from . import clock
 from .ratelog import RateLimitedLog
 
 #: Seconds the cache is left alone after a failure.

@@ -6,14 +6,14 @@ lowers it; a pass sets it from the queue. Entries live at most
 :data:`MAX_AGE` seconds, so a row written by another process whose cache is not
 shared (SimpleCache) is still picked up within that time.
 
-Each process also keeps what it last learnt in memory (``state.idle_until``,
+Each process also keeps what it last learnt in memory (``state.due.idle_until``,
 trusted for :data:`LOCAL_MAX_AGE` seconds at most), so the requests of an
 idle site do not schedule a tick at all: no cache read on any request path.
 An enqueue in this process forgets it at once; one in another process is
 seen within :data:`LOCAL_MAX_AGE`.
 
 No visitor waits for the cache: a row written during a request only lowers
-this process's pending time (``state.pending_due``), published after the
+this process's pending time (``state.due.pending``), published after the
 response by the tick (:func:`publish_pending`). Outside requests (the CLI, a
 worker) it is published at once. Every cache call goes through the breaker
 (breaker.py): with the cache down, this process works from its own memory.
@@ -28,9 +28,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import has_request_context
 
-from .. import clock
-from ..state import IndexNowState
+from . import clock
 from .breaker import CacheUnavailable
+from .state import IndexNowState
 
 MAX_AGE = 60
 #: Seconds a process trusts its in-memory copy of the next-due time.
@@ -40,7 +40,7 @@ _KEY = "indexnow_next_due"
 
 def known_idle(state: IndexNowState) -> bool:
     """True when this process learnt recently that no row can be due now (memory only)."""
-    return state.pending_due is None and state.idle_until > clock.utcnow().timestamp()
+    return state.due.pending is None and state.due.idle_until > clock.utcnow().timestamp()
 
 
 def is_idle(state: IndexNowState) -> bool:
@@ -61,7 +61,7 @@ def is_idle(state: IndexNowState) -> bool:
 
 def remember(state: IndexNowState, stamp: float) -> None:
     """Note in this process's memory that nothing is due before ``stamp`` (trusted for a few seconds)."""
-    state.idle_until = min(stamp, clock.utcnow().timestamp() + LOCAL_MAX_AGE)
+    state.due.idle_until = min(stamp, clock.utcnow().timestamp() + LOCAL_MAX_AGE)
 
 
 def lower(state: IndexNowState, when: datetime) -> None:
@@ -70,7 +70,7 @@ def lower(state: IndexNowState, when: datetime) -> None:
     During a request the cache is left alone: the time waits in this process
     until the response has been sent (:func:`publish_pending`).
     """
-    state.idle_until = 0.0
+    state.due.idle_until = 0.0
     stamp = clock.as_utc(when).timestamp()
     if has_request_context():
         _keep_pending(state, stamp)
@@ -87,7 +87,7 @@ def publish_pending(state: IndexNowState) -> float | None:
     Other processes learn of the rows within :data:`MAX_AGE` at most.
     """
     with state.lock:
-        stamp, state.pending_due = state.pending_due, None
+        stamp, state.due.pending = state.due.pending, None
     if stamp is not None:
         _publish(state, stamp)
     return stamp
@@ -95,7 +95,7 @@ def publish_pending(state: IndexNowState) -> float | None:
 
 def _keep_pending(state: IndexNowState, stamp: float) -> None:
     with state.lock:
-        state.pending_due = stamp if state.pending_due is None else min(state.pending_due, stamp)
+        state.due.pending = stamp if state.due.pending is None else min(state.due.pending, stamp)
 
 
 def _publish(state: IndexNowState, stamp: float) -> bool:
@@ -137,7 +137,7 @@ def store(state: IndexNowState, stamp: float) -> None:
 
 
 def forget(state: IndexNowState) -> None:
-    state.idle_until = 0.0
+    state.due.idle_until = 0.0
     try:
         state.guarded_cache.delete(state.cache_key(_KEY))
     except CacheUnavailable:

@@ -19,17 +19,16 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .. import clock
-from ..missing import is_missing_table, missing_tables_message
-from ..scheduling import ensure_builtin_schedules
-from ..state import IndexNowState, current_app_object, get_state
-from ..verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
-from . import due
+from . import clock, due
 from .breaker import CacheUnavailable
+from .delivery.worker import PassResult, process_queue
 from .lock import CacheLock
 from .machinelock import MachineLock, lock_path
+from .missing import is_missing_table, missing_tables_message
+from .scheduling import ensure_builtin_schedules
+from .state import IndexNowState, current_app_object, get_state
 from .ticker import Ticker, use_thread
-from .worker import PassResult, process_queue
+from .verify.fetch import ENVIRON_KEY as VERIFY_ENVIRON_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ def schedule_after_response(response: Response) -> Response:
         return response
     # known_idle: this process knows nothing is due yet, so not even a tick to schedule.
     ticking = state.settings.queue_enabled and not due.known_idle(state)
-    if not ticking and state.pending_due is None:
+    if not ticking and state.due.pending is None:
         return response
     setattr(g, _SCHEDULED_FLAG, True)
     ticker = state.ticker
@@ -79,10 +78,10 @@ def make_ticker(app: Flask, state: IndexNowState) -> Ticker | None:
 def _after_fork(state: IndexNowState) -> None:
     """In a forked child: new, free locks (the parent's ticker may have held one at the fork),
     and an HTTP session of its own (the parent's kept-alive sockets stay the parent's)."""
-    state.tick_guard = threading.Lock()
+    state.tick.guard = threading.Lock()
     state.lock = threading.Lock()
-    if state.machine_lock is not None:
-        state.machine_lock.release()  # the parent's copy of a held lock file: the parent keeps the lock
+    if state.tick.machine_lock is not None:
+        state.tick.machine_lock.release()  # the parent's copy of a held lock file: the parent keeps the lock
     state.http = None
 
 
@@ -117,18 +116,18 @@ def tick(state: IndexNowState, *, wait: bool = False) -> PassResult | None:
     not left for the next request; a close callback, whose worker a visitor may
     be waiting for, never does.
     """
-    if not state.tick_guard.acquire(blocking=False):
+    if not state.tick.guard.acquire(blocking=False):
         return None  # this process is ticking already
     try:
         return _tick(state, wait)
     finally:
-        state.tick_guard.release()
+        state.tick.guard.release()
 
 
 def _lockless_tick_allowed(state: IndexNowState) -> bool:
     """Whether this process may tick without the cache lock now (then it counts as its tick).
 
-    Without the cache, delivery goes on: tick_guard keeps this process to one
+    Without the cache, delivery goes on: the tick's guard keeps this process to one
     tick at a time, and the database claim gives each row to one pass. But
     with the lock gone every web process would tick after each of its
     responses, and a sync worker ticking is a worker serving nobody: with a
@@ -137,13 +136,13 @@ def _lockless_tick_allowed(state: IndexNowState) -> bool:
     others out. The processes all notice the outage at about the same time,
     so each waits a random 1 to 1.5 TTLs between its ticks: after the first,
     their ticks drift apart instead of taking every worker at once. The
-    caller holds tick_guard, so no other thread is here.
+    caller holds the tick's guard, so no other thread is here.
     """
     now = time.monotonic()
-    after = state.lockless_tick_after
+    after = state.tick.lockless_after
     if after is not None and now < after:
         return False
-    state.lockless_tick_after = now + state.settings.tick_lock_ttl * random.uniform(1.0, 1.5)
+    state.tick.lockless_after = now + state.settings.tick_lock_ttl * random.uniform(1.0, 1.5)
     return True
 
 
@@ -164,13 +163,13 @@ def _tick(state: IndexNowState, wait: bool) -> PassResult | None:
 
 def _machine_lock(state: IndexNowState) -> MachineLock:
     """This app's lock file: one per database and table prefix, shared by every process of the machine."""
-    if state.machine_lock is None:
+    if state.tick.machine_lock is None:
         url = state.engine().url
         if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
             url = url.set(database=os.path.abspath(url.database))
         identity = f"{url.render_as_string(hide_password=True)}|{state.cache_key(LOCK_NAME)}"
-        state.machine_lock = MachineLock(lock_path(identity))
-    return state.machine_lock
+        state.tick.machine_lock = MachineLock(lock_path(identity))
+    return state.tick.machine_lock
 
 
 def _locked_tick(state: IndexNowState) -> PassResult | None:
@@ -187,7 +186,7 @@ def _locked_tick(state: IndexNowState) -> PassResult | None:
                             f"once every {settings.tick_lock_ttl} s in each process")
         held, lock = True, None
     if lock is not None:
-        state.lockless_tick_after = None  # the cache answers: a later outage starts afresh
+        state.tick.lockless_after = None  # the cache answers: a later outage starts afresh
     if not held:
         return None
     try:
