@@ -415,5 +415,5 @@ def test_lockless_ticks_are_spaced_so_a_slow_endpoint_cannot_hold_every_page(mak
     assert 2 <= len(ticks) <= 4, ticks
     # Each tick is seen when the test's wait for it returns, a few ms after it began (more on a loaded
     # machine); without the spacing the gaps would be the 20 ms between visitors.
-    assert min(gaps) >= 0.9, gaps
+    assert min(gaps) >= 0.8, gaps
     assert len(rows(app)) == 100 - len(ticks)
