@@ -16,6 +16,8 @@ import pytest
 
 import dev
 
+from .pyproject_file import pyproject
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,8 +26,7 @@ def _name(spec: str) -> str:
 
 
 def _lower_bounds() -> dict[str, str]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the minimum-versions pass (3.10) checks the pins
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = pyproject()["project"]
     extras = project["optional-dependencies"]
     specs = [*project["dependencies"], *extras["postgres"], *extras["mysql"], *extras["redis"]]
     bounds = {}

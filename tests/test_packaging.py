@@ -13,18 +13,14 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import flask_indexnow
 
+from .pyproject_file import pyproject
+
 ROOT = Path(__file__).resolve().parents[1]
-tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the 3.10 run relies on the others
-
-
-def pyproject() -> dict[str, Any]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())  # type: ignore[no-any-return]
 
 
 def test_everything_is_in_pyproject() -> None:
