@@ -73,8 +73,8 @@ class Sizes:
     runs_rounds: int = 7
     watched_rounds: int = 9
     watched_saves: int = 100
-    editing_rounds: int = 6
-    editing_requests: int = 400
+    editing_rounds: int = 4
+    editing_requests: int = 2_000
     related_save_rounds: int = 7
     related_saves: int = 200
 

@@ -37,6 +37,9 @@ SAVE_EVERY = 5
 #: The paced rounds send this share of the requests per second the plain blog served flat out.
 HALF_LOAD = 0.5
 VARIANTS = {"plain": ("plain", "auto"), "ticker": ("ext", "thread"), "close": ("ext", "after-response")}
+#: Seconds after every round, untimed: the tick a round's last saves woke (INDEXNOW_TICK_DELAY, 2 s,
+#: later) runs here, not in the next variant's round. The note says how many POSTs fell here.
+SETTLE = 3.0
 
 
 class Gunicorn:
@@ -134,6 +137,24 @@ def _own_file(database_url: str, name: str) -> str:
     return url.set(database=f"{stem}-{name}{dot}{suffix}" if dot else f"{url.database}-{name}").render_as_string()
 
 
+class Settled:
+    """A variant's workload, then SETTLE seconds untimed; counts the endpoint's POSTs in each part."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.timed: dict[str, int] = {}
+        self.settling: dict[str, int] = {}
+
+    def run(self, name: str, *args: Any, **kwargs: Any) -> float:
+        start = self.endpoint.stats()["requests"]
+        took = _workload(*args, **kwargs)
+        timed = self.endpoint.stats()["requests"]
+        time.sleep(SETTLE)
+        self.timed[name] = self.timed.get(name, 0) + timed - start
+        self.settling[name] = self.settling.get(name, 0) + self.endpoint.stats()["requests"] - timed
+        return took
+
+
 def editing_workload(number: int, database_url: str, rounds: int, requests_per_round: int) -> list[Figure]:
     with Endpoint(delay=0.05) as endpoint:
         servers: dict[str, Gunicorn] = {}
@@ -147,12 +168,15 @@ def editing_workload(number: int, database_url: str, rounds: int, requests_per_r
             latencies: dict[str, list[float]] = {name: [] for name in servers}
             for server in servers.values():  # warm up every worker
                 _workload(server.base, CLIENTS * 10, [])
-            busy = interleave({name: functools.partial(_workload, server.base, requests_per_round, latencies[name])
+            settled = Settled(endpoint)
+            busy = interleave({name: functools.partial(settled.run, name, server.base, requests_per_round,
+                                                       latencies[name])
                                for name, server in servers.items()}, rounds)
             # The same at half the rate the plain blog managed: a site that is not saturated.
             rate = HALF_LOAD * requests_per_round / median(busy["plain"])
             paced: dict[str, list[float]] = {name: [] for name in servers}
-            interleave({name: functools.partial(_workload, server.base, requests_per_round // 2, paced[name], rate)
+            interleave({name: functools.partial(settled.run, name, server.base, requests_per_round // 2,
+                                                paced[name], rate)
                         for name, server in servers.items()}, rounds)
             time.sleep(1.0)  # the last ticks
             delivered = endpoint.stats()["urls"]
@@ -167,7 +191,8 @@ def editing_workload(number: int, database_url: str, rounds: int, requests_per_r
             f"{SAVE_EVERY}) from {CLIENTS} client threads, gunicorn {WORKERS} sync workers, endpoint 50 ms; "
             f"ticking in the close callback instead (before issue 19): median {ms(med['close'])} "
             f"({med['close'] / med['plain']:.3f}), p95 {ms(p95['close'])} ({p95['close'] / p95['plain']:.3f}); "
-            f"{delivered} URLs delivered in all.")
+            f"{delivered} URLs delivered in all; the tick thread's POSTs: {settled.timed['ticker']} within the "
+            f"timed rounds, {settled.settling['ticker']} in the {SETTLE:.0f} s pauses after them.")
     paced_note = (f"editing workload at half load: {rate:.0f} requests/s on a timetable ({HALF_LOAD:.0%} of what "
                   f"the plain blog served flat out), {rounds} interleaved rounds of {requests_per_round // 2}; "
                   f"ticking in the close callback instead: median {ms(median(paced['close']))}, "

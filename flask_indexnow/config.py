@@ -63,7 +63,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
                                    "a greenlet under gevent; responses only wake it), 'after-response' (in the "
                                    "response's close callback, in the request's worker), 'auto' (thread, unless the "
                                    "server runs no threads: uWSGI without --enable-threads)"),
-    "INDEXNOW_TICK_DELAY": (0.5, "seconds the background tick waits after a response wakes it, so that the responses of "
+    "INDEXNOW_TICK_DELAY": (2.0, "seconds the background tick waits after a response wakes it, so that the responses of "
                                  "a burst are one tick (0: at once; at most 60)"),
     "INDEXNOW_STATUS_URL_PREFIX": ("/indexnow", "where the status blueprint is mounted; None: no status page"),
     "INDEXNOW_HISTORY_RETENTION_DAYS": (30, "history older than this is pruned by a built-in schedule (at most 3650: 10 years)"),
@@ -169,7 +169,7 @@ class Settings:
     #: INDEXNOW_TICK_MODE: "auto", "thread" or "after-response" (see ticker.py).
     tick_mode: str = "auto"
     #: INDEXNOW_TICK_DELAY: how long the ticker gathers wakes before it ticks (see ticker.py).
-    tick_delay: float = 0.5
+    tick_delay: float = 2.0
     #: INDEXNOW_SITEMAP_URL, _MAX_URLS and _CACHE_SECONDS (the served sitemap).
     sitemap_url: str | None = None
     sitemap_max_urls: int = SITEMAP_MAX_URLS

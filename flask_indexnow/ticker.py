@@ -9,11 +9,11 @@ event (no query, no cache call, no I/O), and one thread per app and process
 same lock, budget, breaker and "nothing due, no query" rules as before.
 
 A wake does not tick at once: the ticker first waits ``INDEXNOW_TICK_DELAY``
-(default half a second), and the wakes of every response in that time are one
-tick. Under a burst of saves a process then ticks twice a second, not once per
-save: a tick's claim, POST and bookkeeping are CPU a sync worker's requests
-share (figure 14), while search engines gain nothing from hearing of a change
-within milliseconds rather than within a second. ``testing.wait_for_tick()``
+(default two seconds), and the wakes of every response in that time are one
+tick. Under a burst of saves a process then ticks every two seconds, not once
+per save: a tick's merge, claim, POST and bookkeeping are CPU a sync worker's
+requests share (figure 14), while search engines, which crawl a notified page
+minutes to hours later, gain nothing from hearing of it within milliseconds. ``testing.wait_for_tick()``
 and interpreter shutdown cut the wait short (:meth:`Ticker.hurry`).
 
 The thread is started on the first wake and ends after :data:`IDLE_EXIT`

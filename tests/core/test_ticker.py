@@ -113,7 +113,7 @@ def test_wait_for_tick_and_stop_cut_the_delay_short():
 
 
 def test_the_tick_delay_setting(make_app):
-    assert DEFAULTS["INDEXNOW_TICK_DELAY"][0] == 0.5
+    assert DEFAULTS["INDEXNOW_TICK_DELAY"][0] == 2.0
     assert make_app(INDEXNOW_TICK_DELAY=0).extensions["indexnow"].settings.tick_delay == 0.0
     for bad in (-1, 61, "soon", None):
         with pytest.raises(ConfigurationError, match="INDEXNOW_TICK_DELAY"):

@@ -39,7 +39,10 @@ class ServerProcess(LoggedProcess):
             env[WARM_UP_ENV] = warm_up
         command = [sys.executable, "-m", *COMMANDS[name]]
         if name.startswith("gunicorn"):
-            command += ["--bind", f"127.0.0.1:{self.port}", "--error-logfile", "-", "--timeout", "60", APP]
+            # --keep-alive: a test's client may keep its connection idle longer than gunicorn's 2 s
+            # default (waiting for a tick, which INDEXNOW_TICK_DELAY alone puts 2 s away).
+            command += ["--bind", f"127.0.0.1:{self.port}", "--error-logfile", "-", "--timeout", "60",
+                        "--keep-alive", "30", APP]
         else:
             command += [f"--listen=127.0.0.1:{self.port}", "--call", APP.removesuffix("()")]
         super().__init__(command, env, log_path)
