@@ -154,6 +154,13 @@ def min_versions_pass(args: list[str], env: dict[str, str]) -> int:
                             env={**env, "INDEXNOW_MINIMUM_VERSIONS": "1"}))
 
 
+def lint_step() -> int:
+    """ruff, deptry and lint-imports, every one of them even when an earlier one fails; 0 when all pass."""
+    codes = [run(BIN / "ruff", "check", ".", check=False), run(BIN / "deptry", "flask_indexnow", check=False),
+             run(BIN / "lint-imports", "--no-cache", check=False)]
+    return next((code for code in codes if code), 0)
+
+
 def start_services() -> None:
     """Start the local services the tests use, where this machine has them and they are down."""
     if (ROOT / "scripts" / "services.sh").exists():
@@ -187,8 +194,7 @@ def test(args: list[str]) -> int:
     env = dict(os.environ)
     if fast:
         print(f"dev.py test --fast: ruff and the pure tier (-m '{FAST_TIER}'); no service, no browser.", flush=True)
-        lint = (run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
-                or run(BIN / "lint-imports", "--no-cache", check=False))
+        lint = lint_step()
         code = run(PYTHON, "-m", "pytest", "-m", FAST_TIER, *parallel(per_core=1), *args, check=False, env=env)
         return _pytest_code(code) or lint
     if no_browser:
@@ -204,8 +210,7 @@ def test(args: list[str]) -> int:
         run("bash", ROOT / "scripts" / "install_browser.sh", check=False, stdin=subprocess.DEVNULL)
     if min_only:
         return min_versions_pass(args, env)
-    lint = (run(BIN / "ruff", "check", ".", check=False) or run(BIN / "deptry", "flask_indexnow", check=False)
-            or run(BIN / "lint-imports", "--no-cache", check=False))
+    lint = lint_step()
     with beside(BIN / "mypy") as mypy:
         code = _pytest_code(run(PYTHON, "-m", "pytest", *parallel(), *args, check=False, env=env))
     if no_min and not in_ci:

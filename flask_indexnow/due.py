@@ -38,6 +38,11 @@ LOCAL_MAX_AGE = 5.0
 _KEY = "indexnow_next_due"
 
 
+def has_pending(state: IndexNowState) -> bool:
+    """Whether this process wrote rows whose due time it has yet to publish to the cache."""
+    return state.due.pending is not None
+
+
 def known_idle(state: IndexNowState) -> bool:
     """True when this process learnt recently that no row can be due now (memory only)."""
     return state.due.pending is None and state.due.idle_until > clock.utcnow().timestamp()

@@ -13,7 +13,7 @@ import hashlib
 import threading
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped
@@ -32,7 +32,17 @@ def url_hash(url: str) -> str:
 # -- the row shapes: what each ORM class has, for type checkers and readers ----------------------
 
 
-class QueueRow:
+#: What a JSON column holds (None is SQL NULL or JSON null).
+JSONValue: TypeAlias = dict[str, Any] | list[Any] | str | int | float | bool
+
+
+class _Row:
+    """What every mapped class has besides its columns (``db.Model`` gives it at run time)."""
+
+    __table__: ClassVar[sa.Table]
+
+
+class QueueRow(_Row):
     """A URL waiting to be submitted: one row per (host, url, engine)."""
 
     id: Mapped[int]
@@ -53,7 +63,7 @@ class QueueRow:
     updated_at: Mapped[datetime]
 
 
-class HistoryRow:
+class HistoryRow(_Row):
     """One delivery attempt of one URL and how it ended."""
 
     id: Mapped[int]
@@ -68,12 +78,12 @@ class HistoryRow:
     engine: Mapped[str | None]
 
 
-class ScheduleRow:
+class ScheduleRow(_Row):
     """A recurring job: when it next runs and what it dispatches."""
 
     id: Mapped[int]
     handler: Mapped[str]
-    payload: Mapped[Any]
+    payload: Mapped[JSONValue | None]
     queue: Mapped[str]
     kind: Mapped[str]
     expression: Mapped[str]
@@ -92,13 +102,13 @@ class ScheduleRow:
     max_attempts: Mapped[int | None]
 
 
-class JobRow:
+class JobRow(_Row):
     """One run of a handler, with its own attempts and retry."""
 
     id: Mapped[int]
     handler: Mapped[str]
     queue: Mapped[str]
-    payload: Mapped[Any]
+    payload: Mapped[JSONValue | None]
     status: Mapped[str]
     attempts: Mapped[int]
     max_attempts: Mapped[int]
@@ -114,7 +124,7 @@ class JobRow:
     schedule: Mapped[str | None]
 
 
-class URLStateRow:
+class URLStateRow(_Row):
     """What was last delivered for a URL: the ledger behind fingerprints and resubmit intervals."""
 
     id: Mapped[int]
@@ -130,7 +140,7 @@ class URLStateRow:
     changed_at: Mapped[datetime | None]
 
 
-class TotalRow:
+class TotalRow(_Row):
     """Deliveries ever recorded for one engine and history status (never lowered by pruning)."""
 
     engine: Mapped[str]
@@ -139,7 +149,7 @@ class TotalRow:
     last_at: Mapped[datetime]
 
 
-class ScheduleRunRow:
+class ScheduleRunRow(_Row):
     """One occurrence of a schedule and its outcome."""
 
     id: Mapped[int]
@@ -147,9 +157,10 @@ class ScheduleRunRow:
     outcome: Mapped[str]
     due_at: Mapped[datetime]
     job_id: Mapped[int | None]
+    created_at: Mapped[datetime]
 
 
-class InboxRow:
+class InboxRow(_Row):
     """An event saved inside the site's transaction, not merged into the queue yet."""
 
     id: Mapped[int]

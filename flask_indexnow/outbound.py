@@ -392,6 +392,12 @@ def new_http_session() -> OutboundSession:
     return OutboundSession()
 
 
+def forget_session_after_fork(state: SessionHolder) -> None:
+    """In a forked child: drop the parent's session unclosed (its kept-alive sockets are the
+    parent's, and closing them here would close them there); the next POST makes a new one."""
+    state.http = None
+
+
 class SessionHolder(Protocol):
     """What keeps the app's session: the per-app state (which sits above this module)."""
 

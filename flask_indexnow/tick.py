@@ -19,7 +19,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from . import clock, due
+from . import clock, due, outbound
 from .breaker import CacheUnavailable
 from .delivery.worker import PassResult, process_queue
 from .lock import CacheLock
@@ -52,7 +52,7 @@ def schedule_after_response(response: Response) -> Response:
         return response
     # known_idle: this process knows nothing is due yet, so not even a tick to schedule.
     ticking = state.settings.queue_enabled and not due.known_idle(state)
-    if not ticking and state.due.pending is None:
+    if not ticking and not due.has_pending(state):
         return response
     setattr(g, _SCHEDULED_FLAG, True)
     ticker = state.ticker
@@ -82,7 +82,7 @@ def _after_fork(state: IndexNowState) -> None:
     state.lock = threading.Lock()
     if state.tick.machine_lock is not None:
         state.tick.machine_lock.release()  # the parent's copy of a held lock file: the parent keeps the lock
-    state.http = None
+    outbound.forget_session_after_fork(state)
 
 
 def _run_detached(app: Flask, ticking: bool = True, wait: bool = False) -> None:

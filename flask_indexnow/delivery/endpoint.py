@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from http.client import HTTPException
@@ -28,9 +27,10 @@ _ERROR_TEXT_MAX = 500
 _BODY_READ_MAX = 4096
 
 
-def endpoint_problem(settings: Settings) -> str | None:
-    """Why the configured endpoint may not be used, or None when it may."""
-    endpoint = settings.endpoint
+def endpoint_problem(settings: Settings, endpoint: str | None = None) -> str | None:
+    """Why ``endpoint`` (by default the configured INDEXNOW_ENDPOINT) may not be used, or None when it may."""
+    if endpoint is None:
+        endpoint = settings.endpoint
     if not endpoint:
         return "INDEXNOW_ENDPOINT is not set"
     try:
@@ -69,7 +69,7 @@ def endpoints_problem(settings: Settings) -> str | None:
     if not settings.endpoints:
         return endpoint_problem(settings)
     for endpoint in settings.endpoints:
-        problem = endpoint_problem(dataclasses.replace(settings, endpoint=endpoint))
+        problem = endpoint_problem(settings, endpoint)
         if problem:
             return problem.replace("INDEXNOW_ENDPOINT ", "INDEXNOW_ENDPOINTS: ", 1)
     return None
