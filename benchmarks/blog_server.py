@@ -95,7 +95,9 @@ def seed(app: Flask, db: SQLAlchemy, post: Any) -> list[sa.Table]:
                                 body=" ".join(f"word{k}" for k in range(30))))
         db.session.commit()
         if "indexnow" in app.extensions:  # the seeding queued every post: start from an empty queue
-            db.session.execute(app.extensions["indexnow"].models.Queue.__table__.delete())
+            models = app.extensions["indexnow"].models
+            db.session.execute(models.inbox.delete())
+            db.session.execute(models.queue.delete())
             db.session.commit()
         db.session.remove()
         return list(db.metadata.sorted_tables)
