@@ -230,13 +230,23 @@ def check_queue(queue: object) -> str:
 
 def check_payload(payload: Any) -> Any:
     """Payloads are stored as JSON: refuse at once what JSON cannot hold (NaN and Infinity are not JSON:
-    PostgreSQL refuses them, and other readers of the column would too)."""
+    PostgreSQL refuses them, and other readers of the column would too).
+
+    A lone surrogate (``"\\ud800"``) is a Python ``str`` but no Unicode text:
+    ``json.dumps`` would write it as an escape that MariaDB's JSON check
+    refuses (error 4025) and PostgreSQL's ``jsonb`` cannot convert, so the
+    payload must encode as UTF-8 too.
+    """
     try:
-        json.dumps(payload, allow_nan=False)
+        text = json.dumps(payload, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the payload must be JSON-serialisable: {exc}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"the payload must be JSON-serialisable Unicode text: {exc.object[exc.start:exc.end]!r} "
+                         f"is a lone surrogate") from None
     return payload
-
 
 
 def save_schedule(state: IndexNowState, spec: ScheduleSpec, *, origin: str = MANUAL) -> ScheduleInfo:

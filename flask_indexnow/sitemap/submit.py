@@ -16,6 +16,7 @@ from datetime import date, datetime
 
 import sqlalchemy as sa
 
+from .. import claims
 from .. import queue as queue_module
 from ..errors import IndexNowError
 from ..state import IndexNowState
@@ -58,8 +59,8 @@ def submit_sitemap(
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
     queue_table = state.models.queue
-    with state.engine().connect() as connection:  # missing tables fail now, not after the download
-        connection.execute(sa.select(queue_table.c.id).limit(1)).all()
+    # Missing tables fail now, not after the download; a lock held a moment is waited out (issue 18).
+    claims.run(state.engine(), lambda connection: connection.execute(sa.select(queue_table.c.id).limit(1)).all())
     with SitemapReader(source, since, allow_private=allow_private, timeout=state.settings.timeout) as reader:
         total = sum(1 for _ in reader)
         result = SitemapResult()

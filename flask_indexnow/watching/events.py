@@ -217,11 +217,31 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
             # The site's transaction is over (or doomed): its flush or commit must fail with this
             # error, as if its own statement had met it; swallowed, the site would commit nothing.
             raise
+        # An ERROR is the record of an event the site lost: it names the URLs, which are all that a
+        # signal sent with url= alone says of its resource.
+        lost = _described(resource, kwargs)
         if isinstance(exc, TablesMissingError) or is_missing_table(exc):
-            logger.error("IndexNow: %s event skipped%s: %s", kind, what, missing_tables_message(state.prefix))
+            logger.error("IndexNow: %s event skipped%s: %s", kind, lost, missing_tables_message(state.prefix))
         else:
-            logger.exception("IndexNow: %s event skipped%s: the resource could not be read or queued", kind, what)
+            logger.exception("IndexNow: %s event skipped%s: the resource could not be read or queued", kind, lost)
         skipped.record(state)
+
+
+#: URLs of a lost event named in its log line, at most.
+_URLS_NAMED = 5
+
+
+def _described(resource: Any, kwargs: dict[str, Any]) -> str:
+    """`` (Page 3; https://…/a; related: https://…/b)``: the resource, and the URLs the signal gave."""
+    parts = [skipped.describe(resource)] if resource is not None else []
+    url = kwargs.get("url")
+    if isinstance(url, str) and url:
+        parts.append(url)
+    related = kwargs.get("related")
+    if isinstance(related, (list, tuple)) and related:
+        shown = [str(u) for u in related[:_URLS_NAMED]]
+        parts.append("related: " + ", ".join(shown) + (", …" if len(related) > _URLS_NAMED else ""))
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _first_line(exc: BaseException) -> str:

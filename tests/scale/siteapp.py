@@ -24,6 +24,9 @@ CONFIG_ENV = "INDEXNOW_SCALE_CONFIG"
 
 #: A config key naming the table of a watched ``Page`` model: the app then serves ``/edit/<id>``.
 PAGES_TABLE = "SCALE_PAGES_TABLE"
+#: With :data:`PAGES_TABLE`: a table of the site's own record of each edit, a watched ``Revision`` model whose URL
+#: names the revision, so that a test can tell every save's event from every other's.
+REVISIONS_TABLE = "SCALE_REVISIONS_TABLE"
 
 
 def create_app() -> Flask:
@@ -35,12 +38,15 @@ def create_app() -> Flask:
     indexnow = IndexNow(app, db=db)
     app.add_url_rule("/", "home", lambda: "hello")
     if app.config.get(PAGES_TABLE):
-        add_pages(app, db, indexnow, app.config[PAGES_TABLE])
+        add_pages(app, db, indexnow, app.config[PAGES_TABLE], app.config.get(REVISIONS_TABLE))
     return app
 
 
-def add_pages(app: Flask, db: SQLAlchemy, indexnow: IndexNow, table: str) -> None:
-    """A watched model and the page that edits it: ``/edit/<id>?title=…&published=0|1`` (a site's own save)."""
+def add_pages(app: Flask, db: SQLAlchemy, indexnow: IndexNow, table: str, revisions: str | None = None) -> None:
+    """A watched model and the page that edits it: ``/edit/<id>?title=…&published=0|1`` (a site's own save).
+
+    With ``revisions``, each save also adds a row there (``page_id``, ``title``), in the same transaction.
+    """
 
     class Page(db.Model):  # type: ignore[name-defined]
         __tablename__ = table
@@ -49,11 +55,23 @@ def add_pages(app: Flask, db: SQLAlchemy, indexnow: IndexNow, table: str) -> Non
         published = sa.Column(sa.Boolean, nullable=False, default=True)
 
     indexnow.watch(Page, url=lambda p: f"https://site.example.com/page/{p.id}", published=lambda p: p.published)
+    revision_model: type | None = None
+    if revisions:
+        class Revision(db.Model):  # type: ignore[name-defined]
+            __tablename__ = revisions
+            id = sa.Column(sa.Integer, primary_key=True)
+            page_id = sa.Column(sa.Integer, nullable=False)
+            title = sa.Column(sa.String(100), nullable=False)
+
+        indexnow.watch(Revision, url=lambda r: f"https://site.example.com/page/{r.page_id}/rev/{r.title}")
+        revision_model = Revision
 
     def edit(page_id: int) -> str:
         page = db.session.get(Page, page_id)
         page.title = request.args["title"]
         page.published = request.args.get("published") != "0"
+        if revision_model is not None:
+            db.session.add(revision_model(page_id=page_id, title=page.title))
         db.session.commit()
         return "saved"
 

@@ -1,7 +1,8 @@
 """Issue 18 (bad input): schedule inputs that passed validation and then failed in the database.
 
 An interval or cron expression over the column's 255 characters, a payload
-with NaN or Infinity (not JSON: PostgreSQL refuses it), a NUL in a handler
+with NaN or Infinity (not JSON: PostgreSQL refuses it) or a lone surrogate
+(MariaDB's JSON check answers error 4025), a NUL in a handler
 or queue name (PostgreSQL refuses it in text) all reached the INSERT and came
 back as a raw ``DataError``. Each is now a ``ValueError`` naming what is
 wrong, from the builder before anything is written, and one line from the
@@ -45,6 +46,8 @@ BAD = [
     pytest.param(lambda s: s.schedule("report", {"ratio": math.nan}), "JSON", id="nan-payload"),
     pytest.param(lambda s: s.schedule("report", [math.inf]), "JSON", id="infinite-payload"),
     pytest.param(lambda s: s.schedule("report", {"x": -math.inf}), "JSON", id="minus-infinite-payload"),
+    pytest.param(lambda s: s.schedule("report", {"a": "\ud800"}), "JSON.*lone surrogate", id="surrogate-payload"),
+    pytest.param(lambda s: s.schedule("report", {"\udfff": 1}), "JSON.*lone surrogate", id="surrogate-payload-key"),
     pytest.param(lambda s: s.schedule("rep\x00ort"), "control characters", id="nul-handler"),
     pytest.param(lambda s: s.schedule("report").on_queue("mai\x00n"), "control characters", id="nul-queue"),
     pytest.param(lambda s: s.schedule("rep\nort"), "control characters", id="newline-handler"),
@@ -72,6 +75,7 @@ def test_the_limits_themselves_are_accepted(site: Flask, ext: IndexNow) -> None:
     (["--cron", LONG_CRON], "longer than 255"),
     (["--every", "1 hour", "--payload", '{"ratio": NaN}'], "JSON"),
     (["--every", "1 hour", "--payload", "[Infinity]"], "JSON"),
+    (["--every", "1 hour", "--payload", '{"a": "\\ud800"}'], "lone surrogate"),
     (["--every", "1 hour", "--queue", "mai\x00n"], "control characters"),
 ])
 def test_the_cli_says_it_in_one_line(site: Flask, args: list[str], message: str) -> None:
