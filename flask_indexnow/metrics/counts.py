@@ -17,7 +17,10 @@ oldest due rows go in one statement.
 
 Events still in the inbox (the insert-only table the site's own transactions
 write, merged into the queue by each pass) are counted as status ``inbox``
-for every engine: each becomes one queue row per engine when merged.
+for every engine: each becomes one queue row per engine when merged. They
+count in every engine's oldest due age as well, from the moment they were
+written: an event is due to be merged at once, and with no worker running
+the inbox is where the work piles up while ``pending`` stays empty.
 """
 
 from __future__ import annotations
@@ -87,9 +90,13 @@ def engine_queues(state: IndexNowState, connection: Any) -> list[EngineQueue]:
         )
     if inbox is not None:
         columns.append(_bounded(_every_row(inbox)))
+        # The oldest event still to merge: the inbox's first row by id (one seek of its primary key).
+        columns.append(sa.select(inbox.c.created_at).order_by(inbox.c.id).limit(1).scalar_subquery())
     values = list(connection.execute(sa.select(*columns)).one())
     extra = {}
+    inbox_age = 0.0
     if inbox is not None:
+        inbox_age = _age(now, values.pop())
         extra["inbox"] = _settle(connection, _every_row(inbox), int(values.pop()), inbox.c.id)
     width = len(QUEUE_STATUSES) + 1
     found = []
@@ -97,7 +104,7 @@ def engine_queues(state: IndexNowState, connection: Any) -> list[EngineQueue]:
         *numbers, oldest = values[index * width:(index + 1) * width]
         counts = {status: _settle(connection, _rows(queue, status, keys), int(number), queue.c.id)
                   for status, number in zip(QUEUE_STATUSES, numbers)}
-        found.append(EngineQueue(endpoint, {**counts, **extra}, _age(now, oldest)))
+        found.append(EngineQueue(endpoint, {**counts, **extra}, max(_age(now, oldest), inbox_age)))
     return found
 
 
