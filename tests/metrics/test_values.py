@@ -106,8 +106,9 @@ def test_engines_each_get_their_series_and_their_pause(make_app, clock):
     assert value(samples, "indexnow_endpoint_paused", engine=two.url) == 1
     assert value(samples, "indexnow_request_budget_remaining", engine=one.url) == 9
     assert value(samples, "indexnow_request_budget_remaining", engine=two.url) == 9
-    assert not any(name == "indexnow_last_success_timestamp_seconds" and dict(labels)["engine"] == two.url
-                   for name, labels in samples)  # never succeeded: no timestamp rather than a made-up one
+    assert value(samples, "indexnow_last_success_timestamp_seconds", engine=one.url) == clock.now.timestamp()
+    # Never succeeded: 0 (the epoch) rather than no series, so "no success for an hour" fires for it.
+    assert value(samples, "indexnow_last_success_timestamp_seconds", engine=two.url) == 0
 
 
 def test_no_budget_no_budget_series(make_app, endpoint, clock):
