@@ -1,8 +1,8 @@
 """SPEC §13 metrics: every value read from the database at scrape time, right across apps and pruning.
 
 Scrapes go through the real route and prometheus_client's own parser
-(tests/metrics/helpers.py). SQLite and PostgreSQL: the totals upsert and the
-bounded counts are written per dialect (MariaDB's totals are in test_totals.py).
+(tests/metrics/helpers.py). SQLite, PostgreSQL and MariaDB: the totals upsert and
+the bounded counts are written per dialect.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from flask_indexnow import IndexNow
 from ..conftest import rows
 from .helpers import TOKEN, scrape, value
 
-BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
 
 
 def ext(app) -> IndexNow:
