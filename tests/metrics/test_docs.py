@@ -21,12 +21,13 @@ def row(metric: str) -> str:
 def listed(metric: str, label: str) -> set[str]:
     """The values the table lists for ``label``: the backticked words in the parentheses after it."""
     cell = row(metric).split(f"`{label}` (", 1)[1]
-    depth, end = 1, 0
-    for end, char in enumerate(cell):
+    depth = 1
+    for index, char in enumerate(cell):
         depth += {"(": 1, ")": -1}.get(char, 0)
         if depth == 0:
+            cell = cell[:index]
             break
-    return set(re.findall(r"`([a-z_]+)`", cell[:end])) - {"INDEXNOW_VERIFY"}
+    return set(re.findall(r"`([a-z_]+)`", cell)) - {"INDEXNOW_VERIFY"}
 
 
 def test_the_check_label_lists_every_check(make_app, endpoint):

@@ -103,3 +103,39 @@ def test_the_windows_are_read_by_primary_key_ranges(make_app):
     assert f"Seq Scan on {queue}" not in plan, plan
     assert f"{queue}_pkey" in plan, plan
     assert "ix_indexnow_queue" not in plan, plan
+
+
+def test_the_bounded_counts_stop_at_the_limit_without_statistics(make_app):
+    """A scrape's statement, replayed as the scrape ran it: no plan node reads more than EXACT_LIMIT + 1 rows.
+
+    Without statistics the planner would take a bitmap scan of the pending
+    index, which reads all 100,000 entries before the LIMIT can stop it.
+    """
+    app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN)
+    fill(app, 100_000)
+    state = app.extensions["indexnow"]
+    statements: list = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        statements.append((statement, parameters))
+
+    with app.app_context():
+        engine = state.engine()
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        scrape(app)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", before)
+    never_analysed(app)
+    first = next(i for i, (sql, _) in enumerate(statements) if sql.startswith("SELECT (SELECT count(*)"))
+    settings = [sql for sql, _ in statements[:first] if sql.startswith("SET LOCAL")]
+
+    def rows_read(plan: dict) -> list[int]:
+        return [int(plan["Actual Rows"]), *(n for child in plan.get("Plans", []) for n in rows_read(child))]
+
+    with engine.begin() as connection:
+        for sql in settings:
+            connection.exec_driver_sql(sql)
+        sql, parameters = statements[first]
+        plan = connection.exec_driver_sql("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, parameters).scalar_one()
+    assert max(rows_read(plan[0]["Plan"])) <= counts.EXACT_LIMIT + 1, plan
