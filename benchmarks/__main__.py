@@ -67,7 +67,7 @@ class Sizes:
     sitemap_small: int = 100_000
     scrape_big: int = 1_000_000
     scrape_small: int = 10_000
-    scrapes: int = 15
+    scrapes: int = 61  # interleaved, medians: 15 a side left the ratio within the noise of the goal
     runs_big: int = 500_000
     runs_small: int = 1_000
     runs_rounds: int = 7

@@ -202,6 +202,8 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
             None if scheduler_active else "Run `flask indexnow work` under a process supervisor (see the README).",
             "warning",
         ))
+    # dry_run and enabled are listed when they pass too: a scraper exports every check as 0/1, and a
+    # series that appears only while failing could never be told from one that was not scraped.
     if settings.implied_dry_run:
         checks.append(Check("dry_run", False, f"Dry run, because {settings.implied_dry_run} and no endpoint or "
                             "INDEXNOW_DRY_RUN is set: nothing is sent.",
@@ -209,7 +211,11 @@ def run_checks(state: IndexNowState, *, scheduler_active: bool | None = None) ->
     elif settings.dry_run:
         checks.append(Check("dry_run", False, "INDEXNOW_DRY_RUN is on: nothing is sent.",
                             "Set INDEXNOW_DRY_RUN = False in production.", "warning"))
+    else:
+        checks.append(Check("dry_run", True, "Not a dry run: deliveries are sent.", None, "warning"))
     if not settings.enabled:
         checks.append(Check("enabled", False, "INDEXNOW_ENABLED is False: events are ignored and nothing is sent.",
                             "Set INDEXNOW_ENABLED = True.", "error"))
+    else:
+        checks.append(Check("enabled", True, "INDEXNOW_ENABLED is on: events are queued and sent.", None, "error"))
     return checks

@@ -20,12 +20,12 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, bool]] = {
         "Queue rows per status and engine (exact up to 10000 rows, then the database's estimate)",
         ("status", "engine"), "queue_urls", False),
     "indexnow_queue_oldest_due_age_seconds": (
-        "Seconds the oldest due pending row has waited (0 when none is due)", ("engine",), "oldest_due_age", False),
+        "Seconds the oldest due pending row, or the oldest event still in the inbox, has waited (0 when none)", ("engine",), "oldest_due_age", False),
     "indexnow_deliveries": (
         "URLs delivered per outcome (history status) and engine, kept in the database: never lowered by pruning",
         ("status", "engine"), "deliveries", True),
     "indexnow_last_success_timestamp_seconds": (
-        "When the last successful delivery to the engine was written (Unix time)", ("engine",), "last_success", False),
+        "When the last successful delivery to the engine was written (Unix time; 0 when it never succeeded)", ("engine",), "last_success", False),
     "indexnow_endpoint_paused": (
         "1 while the engine asked to pause (429, or 5xx with Retry-After), else 0", ("engine",), "paused", False),
     "indexnow_request_budget_remaining": (

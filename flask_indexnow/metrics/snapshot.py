@@ -68,15 +68,24 @@ def _queue(state: IndexNowState, connection: Any, snapshot: Snapshot) -> None:
 
 
 def _deliveries(state: IndexNowState, connection: Any, snapshot: Snapshot) -> None:
-    """The totals table, with a zero for every configured engine's usual statuses."""
+    """The totals table, with a zero for every configured engine's usual statuses.
+
+    The last success is 0 for a configured engine that never succeeded,
+    rather than absent: ``time() - indexnow_last_success_timestamp_seconds``
+    is then huge, so "no success for an hour" fires for an engine that never
+    worked, where an absent series would keep the alert silent.
+    """
+    configured = engines.endpoints(state)
     values: dict[tuple[str, str], float] = {
-        (status, endpoint): 0.0 for endpoint in engines.endpoints(state) for status in DELIVERY_STATUSES
+        (status, endpoint): 0.0 for endpoint in configured for status in DELIVERY_STATUSES
     }
+    last_success: dict[str, float] = dict.fromkeys(configured, 0.0)
     for engine, status, count, last_at in totals.read(connection, state.models.totals):
         values[(status, engine)] = float(count)
         if status == "success":
-            snapshot.last_success.append(((engine,), last_at.timestamp()))
+            last_success[engine] = last_at.timestamp()
     snapshot.deliveries = sorted(values.items(), key=lambda item: (item[0][1], item[0][0]))
+    snapshot.last_success = [((engine,), stamp) for engine, stamp in sorted(last_success.items())]
 
 
 def _jobs(state: IndexNowState, connection: Any, snapshot: Snapshot) -> None:

@@ -5,12 +5,16 @@ Access does not depend on the database: SQLite proves it.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 
 from flask_indexnow.errors import ConfigurationError
+from flask_indexnow.metrics import views
 
 from .helpers import PREFIX, TOKEN, scrape
 
@@ -117,3 +121,81 @@ def test_the_route_follows_the_status_prefix(make_app):
     app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN, INDEXNOW_STATUS_URL_PREFIX="/admin/indexnow")
     response = app.test_client().get("/admin/indexnow/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
     assert response.status_code == 200
+
+
+def test_the_token_is_compared_in_constant_time(make_app, monkeypatch):
+    """The route hands the token to hmac.compare_digest (an ``==`` would time out how much of it matched)."""
+    calls: list[tuple[bytes, bytes]] = []
+    real = views.hmac.compare_digest
+
+    def recording(a, b):
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(views.hmac, "compare_digest", recording)
+    app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN)
+    assert get(app, f"Bearer {TOKEN}").status_code == 200
+    assert get(app, f"Bearer {TOKEN[:-1]}x").status_code == 403
+    assert calls == [(TOKEN.encode(), TOKEN.encode()), ((TOKEN[:-1] + "x").encode(), TOKEN.encode())]
+
+
+#: A process in which prometheus_client can never be imported, from its first line: the site without the extra.
+WITHOUT_PROMETHEUS = textwrap.dedent("""
+    import importlib.abc, json, sys
+
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "prometheus_client" or name.startswith("prometheus_client."):
+                raise ModuleNotFoundError(f"No module named {name!r}")
+
+    sys.meta_path.insert(0, Block())
+    from flask import Flask
+    from flask_sqlalchemy import SQLAlchemy
+    from flask_indexnow import IndexNow
+
+    app = Flask("noprom")
+    app.config.update(SQLALCHEMY_DATABASE_URI=sys.argv[1], INDEXNOW_KEY="3f1c0d7e8a9b4c5d",
+                      INDEXNOW_ALLOWED_HOSTS=["example.com"], INDEXNOW_METRICS_TOKEN=sys.argv[2],
+                      INDEXNOW_ENDPOINT="http://127.0.0.1:9/indexnow", INDEXNOW_ALLOW_PRIVATE_ENDPOINT=True)
+    db = SQLAlchemy(app)
+    IndexNow(app, db=db)
+    with app.app_context():
+        db.create_all()
+    client = app.test_client()
+    answers = [client.get("/indexnow/metrics", headers={"Authorization": f"Bearer {sys.argv[2]}"}),
+               client.get("/indexnow/metrics")]
+    print(json.dumps({
+        "answers": [[r.status_code, r.get_data(as_text=True), r.headers.get("Cache-Control")] for r in answers],
+        "imported": sorted(m for m in sys.modules if m.startswith("prometheus_client")),
+    }))
+""")
+
+
+def test_501_in_a_process_that_never_had_prometheus_client(tmp_path):
+    """The extra not installed at all: the app builds, the route answers 501 naming what to install."""
+    import json
+
+    done = subprocess.run([sys.executable, "-c", WITHOUT_PROMETHEUS, f"sqlite:///{tmp_path / 'site.db'}", TOKEN],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    with_token, without = found["answers"]
+    assert with_token == [501, views.MISSING_LIBRARY, "no-store"]
+    assert views.MISSING_LIBRARY.count("\n") == 1 and "pip install 'flask-indexnow[metrics]'" in with_token[1]
+    assert without[0] == 401 and without[2] == "no-store"  # access first: a stranger learns nothing
+    assert found["imported"] == []
+
+
+def test_503_when_the_database_does_not_answer(make_app, caplog):
+    """A real database URL nobody listens on (a closed loopback port): 503, no traceback, never cached."""
+    app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN, create_tables=False,
+                   SQLALCHEMY_DATABASE_URI="postgresql+psycopg://postgres@127.0.0.1:9/test",
+                   SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"connect_timeout": 5}})
+    response = get(app, f"Bearer {TOKEN}")
+    body = response.get_data(as_text=True)
+    assert response.status_code == 503, body
+    assert body.startswith("The database could not be read: ")
+    assert "Traceback" not in body and 'File "' not in body
+    assert response.headers["Cache-Control"] == "no-store"
+    assert "indexnow_" not in body
+    assert "IndexNow metrics: database error" in caplog.text  # the operator's log has the details

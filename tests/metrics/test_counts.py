@@ -82,3 +82,27 @@ def test_inbox_rows_are_counted_for_every_engine(make_app):
         for engine in (one.url, two.url):
             assert value(samples, "indexnow_queue_urls", status="inbox", engine=engine) == 2
             assert value(samples, "indexnow_queue_urls", status="pending", engine=engine) == 0
+
+
+def test_a_dead_worker_shows_in_the_inbox_and_the_oldest_due_age(make_app, endpoint, clock):
+    """No pass runs: events pile up in the inbox while ``pending`` stays 0; their age is the oldest due age."""
+    app = make_app(INDEXNOW_METRICS_TOKEN=TOKEN)
+    with app.app_context():
+        ext = app.extensions["indexnow"].extension
+        db = app.extensions["indexnow_test_db"]
+        ext.enqueue("https://example.com/first", commit=False)
+        db.session.commit()
+        clock.advance(600)
+        ext.enqueue("https://example.com/second", commit=False)
+        db.session.commit()
+    clock.advance(400)
+    samples = scrape(app)
+    assert value(samples, "indexnow_queue_urls", status="pending", engine=endpoint.url) == 0
+    assert value(samples, "indexnow_queue_urls", status="inbox", engine=endpoint.url) == 2
+    # The first event was written 1,000 s ago: past the alert rule's 900 s (docs/monitoring.md).
+    assert value(samples, "indexnow_queue_oldest_due_age_seconds", engine=endpoint.url) == 1000
+    with app.app_context():
+        ext.process_queue()  # merged and sent: nothing waits any more
+    samples = scrape(app)
+    assert value(samples, "indexnow_queue_urls", status="inbox", engine=endpoint.url) == 0
+    assert value(samples, "indexnow_queue_oldest_due_age_seconds", engine=endpoint.url) == 0
