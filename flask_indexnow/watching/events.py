@@ -25,6 +25,7 @@ from ..errors import InvalidURLError, TablesMissingError
 from ..missing import is_missing_table, missing_tables_message
 from ..queue import Entry, after_write, make_entry
 from ..retry import ends_transaction
+from ..safetext import safe_text
 from ..state import IndexNowState, current_app_object
 from . import baseurl, skipped, standalone
 
@@ -229,6 +230,8 @@ def _handle(sender: Any, kind: str, kwargs: dict[str, Any]) -> None:
 
 #: URLs of a lost event named in its log line, at most.
 _URLS_NAMED = 5
+#: Characters of each named URL, at most.
+URL_SHOWN = 300
 
 
 def _described(resource: Any, kwargs: dict[str, Any]) -> str:
@@ -236,10 +239,10 @@ def _described(resource: Any, kwargs: dict[str, Any]) -> str:
     parts = [skipped.describe(resource)] if resource is not None else []
     url = kwargs.get("url")
     if isinstance(url, str) and url:
-        parts.append(url)
+        parts.append(safe_text(url, URL_SHOWN))  # one line: a URL that failed may hold a newline
     related = kwargs.get("related")
     if isinstance(related, (list, tuple)) and related:
-        shown = [str(u) for u in related[:_URLS_NAMED]]
+        shown = [safe_text(u, URL_SHOWN) for u in related[:_URLS_NAMED]]
         parts.append("related: " + ", ".join(shown) + (", …" if len(related) > _URLS_NAMED else ""))
     return f" ({'; '.join(parts)})" if parts else ""
 
