@@ -66,12 +66,12 @@ def _lock_queue(app: Flask, backend: str, taken: threading.Event, release: threa
     with app.app_context():
         url = state.engine().url
     if backend == "sqlite":
-        connection = sqlite3.connect(url.database, isolation_level=None)
-        connection.execute("BEGIN IMMEDIATE")  # the database's one write lock
+        raw = sqlite3.connect(url.database, isolation_level=None)
+        raw.execute("BEGIN IMMEDIATE")  # the database's one write lock
         taken.set()
         release.wait(60)
-        connection.execute("ROLLBACK")
-        connection.close()
+        raw.execute("ROLLBACK")
+        raw.close()
         return
     engine = sa.create_engine(url)  # the database's default session settings
     try:
