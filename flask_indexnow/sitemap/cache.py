@@ -201,7 +201,9 @@ def _wait_for_build(state: IndexNowState, host: str, number: int) -> HostSitemap
         if found is not None:
             return found
         if _cache_call(state, "get", state.cache_key("sitemap:building")) is None:
-            return None  # it gave up (or the cache is gone): build here
+            # The lock is gone: the build finished between the two reads, or it gave up
+            # (or the cache is gone), and then this process builds.
+            return _from_cache(state, host, number)
     return None
 
 
