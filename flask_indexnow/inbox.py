@@ -40,8 +40,9 @@ Event: TypeAlias = "tuple[str, str, str, datetime, str | None]"
 
 #: Where a failed statement leaves the transaction as it was (statement atomicity): an INSERT
 #: that fails there changes nothing, and what ends the transaction (a deadlock, a lock timeout, a
-#: lost connection) is told apart by ``retry.ends_transaction``. No savepoint is needed around it.
-_STATEMENT_ATOMIC = frozenset({"mysql", "mariadb"})
+#: lost connection; on SQLite a full disk or an I/O error that rolled it back) is told apart by
+#: ``retry.ends_transaction`` and :func:`_rolled_back`. No savepoint is needed around it.
+_STATEMENT_ATOMIC = frozenset({"mysql", "mariadb", "sqlite"})
 
 
 def write_in_transaction(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:
@@ -51,9 +52,13 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
     what a watched save pays to queue on PostgreSQL or MariaDB (figures 13 and
     15), so it is spent only where it buys something:
 
-    - MySQL/MariaDB roll back a failed statement alone: the INSERT runs bare,
-      and a failure that did not end the transaction (a missing table, say)
-      leaves the site's changes as they were.
+    - MySQL/MariaDB and SQLite roll back a failed statement alone: the INSERT
+      runs bare, and a failure that did not end the transaction (a missing
+      table, say) leaves the site's changes as they were. (On SQLite the
+      savepoint cost no round trip, but its machinery was about a quarter of
+      what a watched save paid to queue.) SQLite may still roll the whole
+      transaction back after a full disk or an I/O error: that is checked,
+      and then the error is the site's.
     - On PostgreSQL any failed statement aborts the whole transaction, so the
       INSERT runs inside a savepoint until the inbox has taken one write from
       this process: a missing table or an old schema (``init-db`` not run) is
@@ -61,8 +66,7 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
       bare, and if it fails all the same (the table dropped under a running
       site) the error is the site's, raised as one that ended its transaction,
       which it did; the next write is guarded again.
-    - Elsewhere (SQLite, where a savepoint costs no round trip, and any other
-      database) every write is guarded.
+    - Elsewhere (any other database) every write is guarded.
 
     A write that the database refused for a reason that ended the transaction
     (a deadlock, a serialization failure) is always raised: after a deadlock
@@ -71,12 +75,15 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
     """
     dialect = dialect_name(connection)
     if dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox.proven):
+        was_open = _sqlite_transaction_open(connection) if dialect == "sqlite" else False
         try:
             write(state, connection, events)
         except Exception as exc:
             if dialect == "postgresql":
                 state.inbox.proven = False
                 mark_transaction_ended(exc)
+            elif was_open and not _sqlite_transaction_open(connection):
+                mark_transaction_ended(exc)  # SQLite rolled the site's transaction back with the statement
             raise
         return
     try:
@@ -88,6 +95,11 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
             raise
         raise refusal from None  # the deadlock itself, not the failed ROLLBACK TO SAVEPOINT after it
     state.inbox.proven = True
+
+
+def _sqlite_transaction_open(connection: sa.Connection) -> bool:
+    """Whether SQLite holds an open transaction on ``connection`` (its own view, not SQLAlchemy's)."""
+    return bool(getattr(connection.connection.dbapi_connection, "in_transaction", False))
 
 
 def write(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:
