@@ -41,7 +41,7 @@ Event: TypeAlias = "tuple[str, str, str, datetime, str | None]"
 #: Where a failed statement leaves the transaction as it was (statement atomicity): an INSERT
 #: that fails there changes nothing, and what ends the transaction (a deadlock, a lock timeout, a
 #: lost connection; on SQLite a full disk or an I/O error that rolled it back) is told apart by
-#: ``retry.ends_transaction`` and :func:`_rolled_back`. No savepoint is needed around it.
+#: ``retry.ends_transaction`` and :func:`_sqlite_transaction_open`. No savepoint is needed around it.
 _STATEMENT_ATOMIC = frozenset({"mysql", "mariadb", "sqlite"})
 
 
@@ -74,8 +74,9 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
     and the site is shown the deadlock behind it, which it knows to retry.
     """
     dialect = dialect_name(connection)
-    if dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox.proven):
-        was_open = _sqlite_transaction_open(connection) if dialect == "sqlite" else False
+    was_open = _sqlite_transaction_open(connection) if dialect == "sqlite" else None
+    bare = dialect in _STATEMENT_ATOMIC or (dialect == "postgresql" and state.inbox.proven)
+    if bare and not (dialect == "sqlite" and was_open is None):  # a SQLite driver that cannot tell: guarded
         try:
             write(state, connection, events)
         except Exception as exc:
@@ -97,9 +98,13 @@ def write_in_transaction(state: IndexNowState, connection: sa.Connection, events
     state.inbox.proven = True
 
 
-def _sqlite_transaction_open(connection: sa.Connection) -> bool:
-    """Whether SQLite holds an open transaction on ``connection`` (its own view, not SQLAlchemy's)."""
-    return bool(getattr(connection.connection.dbapi_connection, "in_transaction", False))
+def _sqlite_transaction_open(connection: sa.Connection) -> bool | None:
+    """Whether SQLite holds an open transaction on ``connection`` (its own view, not SQLAlchemy's).
+
+    None when the driver cannot say (``sqlite3`` can: ``Connection.in_transaction``).
+    """
+    found = getattr(connection.connection.dbapi_connection, "in_transaction", None)
+    return None if found is None else bool(found)
 
 
 def write(state: IndexNowState, connection: sa.Connection, events: Sequence[Event]) -> None:

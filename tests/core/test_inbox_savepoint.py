@@ -149,3 +149,35 @@ def test_sqlite_rolling_the_whole_transaction_back_fails_the_commit(site, backen
     assert inbox_urls(app, db) == []
     save(db, page, "after")
     assert inbox_urls(app, db) == ["https://example.com/after"]
+
+
+class _DriverThatCannotTell:
+    """A sqlite3 connection seen through a driver without ``in_transaction``."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "in_transaction":
+            raise AttributeError(name)
+        return getattr(self._connection, name)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_sqlite_driver_that_cannot_tell_its_transaction_gets_the_savepoint(make_app, backend, tmp_path) -> None:
+    import sqlite3
+
+    path = tmp_path / "cannot-tell.db"
+    db = SQLAlchemy()
+
+    class Page(db.Model):  # type: ignore[name-defined]
+        __tablename__ = f"{RUN_PREFIX}cannot_tell_pages"
+        id = sa.Column(sa.Integer, primary_key=True)
+        slug = sa.Column(sa.String(50), nullable=False)
+
+    app = make_app(db=db, SQLALCHEMY_DATABASE_URI=f"sqlite:///{path}",
+                   SQLALCHEMY_ENGINE_OPTIONS={"creator": lambda: _DriverThatCannotTell(sqlite3.connect(path))})
+    app.extensions["indexnow"].extension.watch(Page, url=lambda p: f"https://example.com/{p.slug}")
+    with app.app_context(), site_table(db, Page):
+        assert savepoints(save(db, Page, "guarded")), "no way to see a rollback: the write keeps its savepoint"
+        assert inbox_urls(app, db) == ["https://example.com/guarded"]
