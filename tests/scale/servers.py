@@ -269,14 +269,23 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str, interval
         time.sleep(interval)
 
 
-def drain_with_workers(app: Flask, workers: int, log_dir: Path, remaining: Callable[[], int]) -> list[str]:
+def drain_with_workers(app: Flask, workers: int, log_dir: Path, remaining: Callable[[], int],
+                       fill: Callable[[], None] | None = None) -> list[str]:
     """Start ``workers`` real ``flask indexnow work`` processes, wait until ``remaining()`` is 0, stop them.
 
-    Every worker must stop cleanly (exit 0); returns their logs for further checks.
+    ``fill``: called once every worker runs (its "worker started" line is
+    logged), to queue the work then, so that all of them race for it: on a
+    loaded machine one worker can drain a queue filled earlier before another
+    has finished importing. Every worker must stop cleanly (exit 0); returns
+    their logs for further checks.
     """
     config = shared_config(app)
     processes = [WorkerProcess(config, log_dir / f"worker{n}.log") for n in range(workers)]
     try:
+        if fill is not None:
+            wait_until(lambda: all("IndexNow worker started" in p.output() for p in processes), 120,
+                       "every worker to start", interval=0.2)
+            fill()
         wait_until(lambda: remaining() == 0, 600, "the workers to drain the queue", interval=0.5)
     finally:
         codes = [process.stop() for process in processes]

@@ -28,9 +28,12 @@ def test_four_workers_deliver_8000_urls_exactly_once(make_app, counting_endpoint
         INDEXNOW_CACHE_REDIS_URL=redis_url,
     )
     urls = [f"https://site{n % HOSTS}.example.com/page/{n}" for n in range(URLS)]
-    with app.app_context():
-        assert ext(app).enqueue_many(urls).queued == URLS
-    logs = drain_with_workers(app, WORKERS, tmp_path, lambda: count(app))
+
+    def fill() -> None:
+        with app.app_context():
+            assert ext(app).enqueue_many(urls).queued == URLS
+
+    logs = drain_with_workers(app, WORKERS, tmp_path, lambda: count(app), fill=fill)
     assert counting_endpoint.counts == Counter(dict.fromkeys(urls, 1))
     assert count(app, "History") == URLS
     assert count(app, "History", status="success") == URLS
