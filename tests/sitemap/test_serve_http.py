@@ -144,68 +144,66 @@ def test_two_processes_share_one_build_through_redis(make_app: Any, redis_url: s
             first.close()
 
 
-def test_a_process_waits_for_the_build_another_one_is_making(make_app: Any, redis_url: str, caplog: Any) -> None:
-    prefix = f"sitemap-wait-{id(caplog)}:"
+@pytest.fixture
+def building_elsewhere(make_app: Any, redis_url: str, caplog: Any) -> Any:
+    """A site on a shared Redis cache with one page, whose build lock "another process" holds."""
     site = make_site(make_app, INDEXNOW_QUEUE_ENABLED=False, INDEXNOW_CACHE_TYPE="RedisCache",
-                     INDEXNOW_CACHE_REDIS_URL=redis_url, INDEXNOW_CACHE_KEY_PREFIX=prefix)
+                     INDEXNOW_CACHE_REDIS_URL=redis_url, INDEXNOW_CACHE_KEY_PREFIX=f"sitemap-wait-{id(caplog)}:")
     with site.app.app_context():
         try:
             site.add("one")
-            state = site.state
-            assert state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=60)  # "another process"
-
-            def other_process() -> None:
-                time.sleep(0.6)
-                with site.app.app_context():
-                    sitemap_cache._build(state, "a.example.org", 1, store=True)
-                    state.guarded_cache.delete(state.cache_key("sitemap:building"))
-
-            builder = threading.Thread(target=other_process)
+            assert site.state.guarded_cache.add(site.state.cache_key("sitemap:building"), 1, timeout=60)
             caplog.set_level(logging.INFO, logger="flask_indexnow")
-            builder.start()
-            try:
-                served = site.get()
-            finally:
-                builder.join()
-            assert set(parse_urlset(served.get_data())) == {f"{A}/p/one"}
-            assert _builds(caplog) == 1  # the other one's: this request waited for it
+            yield site
         finally:
             site.state.guarded_cache.cache.clear()
             site.close()
+
+
+def _other_build_finishes(site: Any) -> None:
+    """What the other process does at the end: store its build, free the lock."""
+    with site.app.app_context():
+        sitemap_cache._build(site.state, "a.example.org", 1, store=True)
+        site.state.guarded_cache.delete(site.state.cache_key("sitemap:building"))
+
+
+def test_a_process_waits_for_the_build_another_one_is_making(building_elsewhere: Any, caplog: Any) -> None:
+    site = building_elsewhere
+
+    def other_process() -> None:
+        time.sleep(0.6)
+        _other_build_finishes(site)
+
+    builder = threading.Thread(target=other_process)
+    builder.start()
+    try:
+        served = site.get()
+    finally:
+        builder.join()
+    assert set(parse_urlset(served.get_data())) == {f"{A}/p/one"}
+    assert _builds(caplog) == 1  # the other one's: this request waited for it
 
 
 def test_a_build_that_finishes_between_two_polls_is_served_not_made_again(
-        make_app: Any, redis_url: str, caplog: Any, monkeypatch: Any) -> None:
+        building_elsewhere: Any, caplog: Any, monkeypatch: Any) -> None:
     """The other process stores its build and frees the lock just after this one looked for the build."""
-    prefix = f"sitemap-window-{id(caplog)}:"
-    site = make_site(make_app, INDEXNOW_QUEUE_ENABLED=False, INDEXNOW_CACHE_TYPE="RedisCache",
-                     INDEXNOW_CACHE_REDIS_URL=redis_url, INDEXNOW_CACHE_KEY_PREFIX=prefix)
-    with site.app.app_context():
-        try:
-            site.add("one")
-            state = site.state
-            assert state.guarded_cache.add(state.cache_key("sitemap:building"), 1, timeout=60)  # "another process"
-            real_from_cache = sitemap_cache._from_cache
-            looks: list[bool] = []
+    site = building_elsewhere
+    real_from_cache = sitemap_cache._from_cache
+    looks: list[bool] = []
 
-            def from_cache_then_other_finishes(*args: Any) -> Any:
-                found = real_from_cache(*args)
-                looks.append(found is None)
-                if len(looks) == 3:  # the waiter's first poll: none yet, and now the other one finishes
-                    sitemap_cache._build(state, "a.example.org", 1, store=True)
-                    state.guarded_cache.delete(state.cache_key("sitemap:building"))
-                return found
+    def from_cache_then_other_finishes(*args: Any) -> Any:
+        found = real_from_cache(*args)
+        looks.append(found is None)
+        if len(looks) == 3:  # the waiter's first poll: none yet, and now the other one finishes
+            _other_build_finishes(site)
+        return found
 
-            monkeypatch.setattr(sitemap_cache, "_from_cache", from_cache_then_other_finishes)
-            monkeypatch.setattr(sitemap_cache, "_POLL", 0.01)
-            caplog.set_level(logging.INFO, logger="flask_indexnow")
-            served = site.get()
-            assert looks[:3] == [True, True, True]
-            assert set(parse_urlset(served.get_data())) == {f"{A}/p/one"}
-            assert _builds(caplog) == 1  # the other one's, found after its lock was gone
-        finally:
-            site.state.guarded_cache.cache.clear()
-            site.close()
+    monkeypatch.setattr(sitemap_cache, "_from_cache", from_cache_then_other_finishes)
+    monkeypatch.setattr(sitemap_cache, "_POLL", 0.01)
+    served = site.get()
+    assert looks[:3] == [True, True, True]
+    assert set(parse_urlset(served.get_data())) == {f"{A}/p/one"}
+    assert _builds(caplog) == 1  # the other one's, found after its lock was gone
 
 
 def test_a_cache_that_is_down_still_serves(make_app: Any) -> None:
